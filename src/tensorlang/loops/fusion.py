@@ -1,11 +1,6 @@
 """The loop nest of a fused step (:mod:`tensorlang.schedule.fusion`): one loop over the
-batch index around every statement's nest, per-iteration temporaries as local buffers
-(an access to one drops its first index, always the batch variable: the schedule checked
-it).  Each small contraction becomes a register block of :mod:`.microkernel`, else the
-row AXPYs of :mod:`.interchange`, else the accumulator form; :func:`epilogue` folds an
-elementwise statement into the block before it, :func:`share_locals` shares locals whose
-lives do not overlap.  Docs and measurements: docs/c-backend.md, "Fused loops over a
-shared batch".
+batch around every statement's nest (a register block, row AXPYs or accumulator form),
+per-iteration temporaries as local buffers: docs/c-backend.md, "Fused loops over a shared batch".
 """
 
 from __future__ import annotations
@@ -20,8 +15,8 @@ from ..schedule.padding import decide as decide_padding, local_rezero, padded_sh
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
-from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
-                 plain, replace_nodes, slots, walk, work)
+from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Store, Update, plain,
+                 replace_nodes, slots, substitute, walk, work)
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from ..machine import CACHE_LINE_BYTES, PARALLEL_WORK
@@ -30,9 +25,7 @@ from .parallel import ParallelWork, share, simd_marks, team_size, threshold_for
 
 def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
                fma: bool = False) -> Nest:
-    """The one nest of fused loop step ``number`` (its ``fusion`` is set); ``fma``: its
-    multiply-adds are fused (:attr:`.ir.Nest.fma`), which decides whether the
-    micro-kernels pay (:func:`.microkernel.enabled`)."""
+    """The one nest of fused loop step ``number``; ``fma``: :attr:`.ir.Nest.fma`."""
     fusion = step.fusion
     assert fusion is not None, "fused_nest lowers a fused step"
     slot_of = buffers.slot_of
@@ -106,11 +99,8 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
 
 def _rezero_iteration(stmt: ein.Statement, buffers: BufferPlan, var: str, is_local: bool,
                       ran_padded: bool) -> tuple[Node, ...]:
-    """Under padding (000 §4), the loops that set the padding ``stmt`` wrote in one
-    iteration of the batch loop ``var`` back to zero: what :func:`.lower.rezero` does
-    after a whole statement, here for its slice at ``var``; a local's padding also after
-    a statement that left it alone (a local is not zeroed when declared), or whose loops
-    kept their true extents (``ran_padded`` false)."""
+    """Under padding (000 §4), :func:`.lower.rezero` of ``stmt``'s slice at batch ``var``
+    (a local's also where its loops kept their true extents: ``ran_padded`` false)."""
     pad = buffers.fused_pad
     shape = tuple(n for _, n in stmt.index)
     if is_local:
@@ -132,14 +122,9 @@ class _Life:
 
 
 def epilogue(contraction: ein.Statement, after: ein.Statement, later, per_iteration: set[str]) -> bool:
-    """Whether ``after`` may be computed in the store of ``contraction``'s register block
-    (``later``: the statements after it; ``per_iteration``: the names of the loop's
-    per-iteration temporaries): ``contraction``'s result t is such a temporary, which only
-    ``after`` reads, once, at ``after``'s own index; ``after`` is elementwise (no sum or
-    reduction, no affine index, no condition), reads neither its own target nor writes
-    one the contraction reads, and runs over the same extents.  Each element of
-    ``after``'s target is then computed from the block's finished sum exactly as from t's
-    element: the same value, without t."""
+    """Whether elementwise ``after`` may be computed in the store of ``contraction``'s
+    register block, the same values without its per-iteration result t (``later``: the
+    statements after; docs/c-backend.md, "Fused loops over a shared batch")."""
     t = contraction.target
     if t not in per_iteration or after.target in after.reads or any(t in s.reads for s in later):
         return False
@@ -159,9 +144,7 @@ def epilogue(contraction: ein.Statement, after: ein.Statement, later, per_iterat
 
 def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Statement,
           buffers: BufferPlan) -> tuple[Node, ...]:
-    """``contraction``'s block ``nest`` with its store of t writing ``after``'s element
-    instead (:func:`epilogue`): ``after``'s value at the store's index, t's element read as
-    the block's accumulator."""
+    """``contraction``'s block ``nest`` storing ``after``'s element instead of t's (:func:`epilogue`)."""
     t = buffers.slot_of[contraction.target]
     value = scalar(after.body, buffers.slot_of)
     own = [name for name, _ in after.index]
@@ -170,7 +153,7 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
     def change(node):
         if isinstance(node, Store) and node.slot == t:
             assert isinstance(node.value, Acc), node
-            at = microkernel.substitute(value, dict(zip(own, node.indices)))
+            at = substitute(value, dict(zip(own, node.indices)))
             computed = replace_nodes(at, lambda e: node.value if isinstance(e, Load) and e.slot == t else None)
             return Store(buffers.slot_of[after.target], node.indices, computed)
         return None
@@ -181,16 +164,9 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
 
 
 def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
-    """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`), which change
-    no value (which buffers get them, and why: docs/c-backend.md, "Prefetching the next
-    element"); ``spans``: each statement's nodes in ``loop.body``.  Each program buffer the
-    loop walks one slab ``[e, ...]`` per iteration (read or written; a slab of at most L1)
-    streams: the next iteration's slabs, in the order the statements first touch them,
-    are asked for towards L2 as one run of lines shared out over the statements' outer
-    loops (those that run loops) by their work, each share over its loop's iterations; a
-    written slab's lines for writing.  Where no
-    statement has such a loop, or the buffers fit in L1, the read slabs are asked for
-    at the start of each iteration."""
+    """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`; the rule:
+    docs/c-backend.md, "Prefetching the next element"); ``spans``: each statement's nodes
+    in ``loop.body``."""
     var = loop.var
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):
@@ -246,10 +222,9 @@ def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
 def _rename_slots(node, mapping: dict[int, int]):
     """``node`` with every access to a slot in ``mapping`` made to the slot it maps to."""
     def change(n):
-        if isinstance(n, Load):
-            return replace(n, slot=mapping.get(n.slot, n.slot))
-        if isinstance(n, Store):
-            return replace(n, slot=mapping.get(n.slot, n.slot), value=replace_nodes(n.value, change))
+        if isinstance(n, (Load, Store)) and n.slot in mapping:
+            n = replace(n, slot=mapping[n.slot])
+            return n if isinstance(n, Load) else replace(n, value=replace_nodes(n.value, change))
         return None
     return replace_nodes(node, change)
 
@@ -257,39 +232,22 @@ def _rename_slots(node, mapping: dict[int, int]):
 def _drop_batch(node, slots: set[int], var: str, tag: str):
     """``node`` with every access to a per-iteration buffer in ``slots`` indexed without
     its first index (the batch variable ``var``), and its accumulators renamed ``<acc>_<tag>``."""
-    if isinstance(node, Loop):
-        return replace(node, body=tuple(_drop_batch(child, slots, var, tag) for child in node.body),
-                       reductions=tuple((op, f"{acc}_{tag}") for op, acc in node.reductions))
-    if isinstance(node, Store):
-        indices = _strip(node.slot, node.indices, slots, var)
-        return Store(node.slot, indices, _drop_scalar(node.value, slots, var, tag))
-    if isinstance(node, Update):
-        return Update(f"{node.acc}_{tag}", node.op, _drop_scalar(node.value, slots, var, tag))
-    if isinstance(node, Init):
-        return Init(f"{node.acc}_{tag}", node.op)
-    return node
-
-
-def _drop_scalar(e: Scalar, slots: set[int], var: str, tag: str) -> Scalar:
-    if isinstance(e, Load):
-        return Load(e.slot, _strip(e.slot, e.indices, slots, var))
-    if isinstance(e, Acc):
-        return Acc(f"{e.name}_{tag}")
-    if isinstance(e, (Neg, Apply)):
-        return replace(e, arg=_drop_scalar(e.arg, slots, var, tag))
-    if isinstance(e, BinOp):
-        return BinOp(e.op, _drop_scalar(e.left, slots, var, tag), _drop_scalar(e.right, slots, var, tag))
-    if isinstance(e, Select):
-        return replace(e, cases=tuple(_drop_scalar(c, slots, var, tag) for c in e.cases))
-    return e
-
-
-def _strip(slot: int, indices, slots: set[int], var: str):
-    if slot not in slots:
-        return indices
-    if not indices or indices[0] != var:
-        raise AssertionError(f"a per-iteration buffer read at another batch point: v{slot}{list(indices)}")
-    return indices[1:]
+    def change(n):
+        if isinstance(n, Loop):
+            return replace(n, body=tuple(replace_nodes(child, change) for child in n.body),
+                           reductions=tuple((op, f"{acc}_{tag}") for op, acc in n.reductions))
+        if isinstance(n, Acc):
+            return Acc(f"{n.name}_{tag}")
+        if isinstance(n, (Init, Update)):
+            n = replace(n, acc=f"{n.acc}_{tag}")
+            return n if isinstance(n, Init) else replace(n, value=replace_nodes(n.value, change))
+        if isinstance(n, (Load, Store)) and n.slot in slots:
+            if n.indices[:1] != (var,):
+                raise AssertionError(f"a per-iteration buffer read at another batch point: v{n.slot}{list(n.indices)}")
+            n = replace(n, indices=n.indices[1:])
+            return n if isinstance(n, Load) else replace(n, value=replace_nodes(n.value, change))
+        return None
+    return replace_nodes(node, change)
 
 
 #: The scalar operations per iteration from which a fused loop's statement is compiled as
@@ -298,9 +256,8 @@ OWN_FUNCTION_WORK = 2048
 
 
 def own_functions(body: tuple) -> tuple[int, ...]:
-    """The positions of the nests of a fused loop's ``body`` compiled as functions of
-    their own (:attr:`.ir.Loop.apart`): of two or more, each with :data:`OWN_FUNCTION_WORK`
-    operations that reads no accumulator it does not start itself."""
+    """The positions of a fused loop's nests (of two or more) compiled as functions of their
+    own: :data:`OWN_FUNCTION_WORK` operations, no accumulator started outside."""
     nests = [k for k, n in enumerate(body) if isinstance(plain(n), Loop)]
     if len(nests) < 2:
         return ()

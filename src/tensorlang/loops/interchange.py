@@ -1,12 +1,6 @@
-"""Loop interchange: a contraction's summed loops outside its innermost output loop.
-
-A contraction ``T[σ] = Σ_k product`` that writes its target in place is lowered the
-other way round when that makes the innermost loop contiguous (:func:`contraction`, the
-rule is given there): its summed loops move outside the innermost output loop, which
-then runs a vectorizable ``T[σ] += product`` over one contiguous row of T (an AXPY),
-instead of a dot product per point with a stride-n read.  :func:`rewrite` turns
-an accumulator-form nest (:mod:`.lower`) into that form.
-"""
+"""Loop interchange: a contraction's summed loops outside its innermost output loop, which
+then runs ``T[σ] += product`` over a contiguous row (an AXPY): docs/c-backend.md, "When a
+contraction is interchanged"."""
 
 from __future__ import annotations
 
@@ -17,26 +11,20 @@ from ..ein import ir as ein
 from ..ein.forms import monomial
 from ..ein.index import has_affine
 from ..schedule.plan import BufferPlan
-from .ir import BinOp, Const, Load, Loop, Neg, Nest, Node, Scalar, Store
+from .ir import BinOp, Const, Load, Loop, Nest, Node, Scalar, Store, substitute
 from ..schedule.padding import TRUE, decide as decide_padding
 from .lower import rezero, scalar
 from ..machine import PARALLEL_WORK
 
-#: Contractions with fewer multiply-adds than this keep the accumulator form.  Below it
-#: the whole statement runs in well under a microsecond either way (less than a kernel
-#: call costs), so the interchange would buy nothing, and the accumulator form is the
-#: smaller code: one copy of the product instead of one per summed variable plus one.
+#: Contractions with fewer multiply-adds keep the accumulator form (the smaller code; under
+#: a microsecond either way).
 INTERCHANGE_WORK = 1 << 10
 
 
 @dataclass(frozen=True)
 class Contraction:
-    """``T[σ] = scale(Σ_summed product)``, matched by :func:`contraction`.
-
-    ``summed``: the summed variables in the loop order chosen (outer to inner);
-    ``product``: the summand, a product of tensor accesses, constants and negations;
-    ``scale``: None, or the body with the sum replaced by ``T[σ]`` (a constant factor or a
-    negation applied to the finished sum)."""
+    """``T[σ] = scale(Σ_summed product)`` (:func:`contraction`): ``summed`` in loop order;
+    ``scale``: None, or the body with the sum replaced by ``T[σ]``."""
 
     summed: tuple[tuple[str, int], ...]
     product: ein.Expr
@@ -44,9 +32,7 @@ class Contraction:
 
 
 def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Contraction | None:
-    """The statement as a :class:`Contraction` when the interchanged lowering applies, else
-    None (the statement keeps the accumulator form): the rule is docs/c-backend.md's,
-    "When a contraction is interchanged"."""
+    """The statement as a :class:`Contraction` when the interchange applies, else None."""
     if not stmt.index:
         return None
     here = tuple(name for name, _ in stmt.index)
@@ -83,9 +69,8 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
 
 
 def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
-    """``nest`` in the interchanged form when its statement is a :func:`contraction`, else
-    ``nest`` itself: the summed loops outside the row, the sum's first step peeled; the
-    form and why it is exact: docs/c-backend.md, "When a contraction is interchanged"."""
+    """``nest`` interchanged (the sum's first step peeled) where its statement is a
+    :func:`contraction`, else ``nest``."""
     stmt = nest.statement
     found = contraction(stmt, buffers.variable_shapes)
     if found is None:
@@ -110,12 +95,12 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
         return Loop(last, width, (Store(slot, here, value),))
 
     names = [name for name, _ in found.summed]
-    body: list[Node] = [row(BinOp("+", Const(0.0), _fix(product, dict.fromkeys(names, 0))))]
+    body: list[Node] = [row(BinOp("+", Const(0.0), substitute(product, dict.fromkeys(names, 0))))]
     for d in reversed(range(len(found.summed))):
         var, extent = found.summed[d]
         if extent < 2:
             continue
-        inner: tuple[Node, ...] = (row(BinOp("+", point, _fix(product, dict.fromkeys(names[:d], 0)))),)
+        inner: tuple[Node, ...] = (row(BinOp("+", point, substitute(product, dict.fromkeys(names[:d], 0)))),)
         for name, n in reversed(found.summed[d + 1:]):
             inner = (Loop(name, n, inner),)
         body.append(Loop(var, extent, inner, start=1))
@@ -127,16 +112,3 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     if padding is not None and padding.rezero:
         result = (*result, *rezero(slot, tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return replace(nest, body=result, interchanged=True)
-
-
-def _fix(e: Scalar, values: dict[str, int]) -> Scalar:
-    """The product scalar ``e`` with the index variables in ``values`` fixed (0-based)."""
-    if not values:
-        return e
-    if isinstance(e, Load):
-        return Load(e.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in e.indices))
-    if isinstance(e, Neg):
-        return Neg(_fix(e.arg, values))
-    if isinstance(e, BinOp):
-        return BinOp(e.op, _fix(e.left, values), _fix(e.right, values))
-    return e

@@ -1,11 +1,6 @@
-"""The loop IR: statements as loop nests over numbered buffers (*slots*).
-
-Scalars are this IR's own nodes, not EIN's: indices here are loop variables or 0-based
-positions (EIN writes 1-based positions), and a scalar may read a buffer (``Load``) or an
-accumulator (``Acc``), which EIN expressions cannot.  Nodes are frozen dataclasses, like
-the IR they come from; a program's variable names appear only in the buffer plan, so a
-printer never has to make a user's name safe as an identifier.
-"""
+"""The loop IR: statements as loop nests over numbered buffers (*slots*), frozen
+dataclasses with scalars of their own (0-based indices, ``Load`` of a buffer, ``Acc`` of
+an accumulator); variable names live only in the buffer plan (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +25,6 @@ class Const:
 @dataclass(frozen=True)
 class Load:
     """Component of buffer ``slot`` at ``indices``."""
-
     slot: int
     indices: tuple[Index, ...]
 
@@ -38,14 +32,12 @@ class Load:
 @dataclass(frozen=True)
 class Acc:
     """The current value of accumulator ``name``."""
-
     name: str
 
 
 @dataclass(frozen=True)
 class Delta:
     """1 where ``first`` equals ``second``, else 0."""
-
     first: Index
     second: Index
 
@@ -53,7 +45,6 @@ class Delta:
 @dataclass(frozen=True)
 class Epsilon:
     """The Levi-Civita symbol at ``indices`` (semantics.values.epsilon_sign)."""
-
     indices: tuple[Index, ...]
 
 
@@ -65,7 +56,6 @@ class Neg:
 @dataclass(frozen=True)
 class Apply:
     """An elementwise function of semantics.values.FUNCTIONS."""
-
     fn: str
     arg: "Scalar"
 
@@ -79,7 +69,6 @@ class Power(Apply):
 @dataclass(frozen=True)
 class BinOp:
     """``left op right`` for op in + - * /; ``/`` is controlled division."""
-
     op: str
     left: "Scalar"
     right: "Scalar"
@@ -89,7 +78,6 @@ class BinOp:
 class Select:
     """``cases[var]``: the value of CFDlang's stacking at position ``var`` (an index
     variable, or an affine index of them: 1-based, as in EIN)."""
-
     var: "ein.Index"
     cases: tuple["Scalar", ...]
     #: empty: case s at position s (a stack); else the ends of the cases' pieces, case k
@@ -105,7 +93,6 @@ Scalar = Union[Const, Load, Acc, Delta, Epsilon, Neg, Apply, Power, BinOp, Selec
 @dataclass(frozen=True)
 class Init:
     """``acc = identity of op``."""
-
     acc: str
     op: str
 
@@ -113,7 +100,6 @@ class Init:
 @dataclass(frozen=True)
 class Update:
     """``acc = acc op value``."""
-
     acc: str
     op: str
     value: Scalar
@@ -122,7 +108,6 @@ class Update:
 @dataclass(frozen=True)
 class Store:
     """``slot[indices] = value``."""
-
     slot: int
     indices: tuple[Index, ...]
     value: Scalar
@@ -131,7 +116,6 @@ class Store:
 @dataclass(frozen=True)
 class Copy:
     """Copy ``count`` elements of buffer ``source`` into ``target``."""
-
     target: int
     source: int
     count: int
@@ -139,20 +123,11 @@ class Copy:
 
 @dataclass(frozen=True)
 class Loop:
-    """``for var in start..extent-1: body`` (``start`` is 0 except where the first
-    iteration of a sum was peeled off, see :mod:`.interchange`, or, a loop variable's
-    name, the current value of that enclosing loop: a triangular loop over a unique
-    set, see :mod:`.structure`).
-
-    ``parallel``: the iterations are independent and worth threads; ``simd``: the body is
-    straight-line code the compiler may vectorize (both set by :mod:`.parallel`);
-    ``reductions``: the (op, accumulator) pairs the body updates, which a vectorized or
-    parallel loop must combine; ``team``: for a parallel loop, the most threads its work
-    pays for (0: no limit; :func:`.parallel.team_size`).  A simd loop with loops inside
-    is vectorized as a whole (outer-loop vectorization, :mod:`.microkernel`): each vector
-    lane runs the inner loops for its own iteration, and the inner loops carry no marks.
-    """
-
+    """``for var in start..extent-1: body`` (``start``: 0, 1 where :mod:`.interchange`
+    peeled a sum's first step, or an enclosing loop's variable: a triangular loop of
+    :mod:`.structure`).  ``parallel``/``simd``/``team`` (:mod:`.parallel`): threads, the
+    most of them (0: no limit), vectorized (with loops inside: outer-loop vectorization,
+    :mod:`.microkernel`); ``reductions``: the (op, accumulator) pairs the body updates."""
     var: str
     extent: int
     body: tuple["Node", ...]
@@ -162,58 +137,40 @@ class Loop:
     start: int | str = 0
     team: int = 0
     omp_schedule: str = ""  # a parallel loop's: how OpenMP deals out its iterations (:func:`.parallel.share`)
-    #: ask the compiler to unroll the loop this many times (0: its own choice); set by
-    #: :mod:`.microkernel` for a register block's rows, printed ``#pragma GCC unroll N``
-    unroll: int = 0
-    #: slabs each iteration asks the caches for while it computes on its own data
-    #: (:class:`Ahead`; :mod:`.fusion` decides which): hints that change no value
-    prefetch: tuple["Ahead", ...] = ()
+    unroll: int = 0  # ``#pragma GCC unroll N`` (0: the compiler's choice; :mod:`.microkernel`)
+    prefetch: tuple["Ahead", ...] = ()  # hints for the caches (:class:`Ahead`, :mod:`.fusion`)
     #: the positions in ``body`` compiled as functions of their own (:func:`.fusion.own_functions`)
     apart: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Ahead:
-    """A prefetch hint on a loop: each iteration asks the caches for (its share of) the
-    slab of buffer ``slot`` whose leading indices are ``at`` -- ``(variable, offset)``
-    pairs, one per leading dimension, e.g. ``(("e", 1),)`` for the next batch element's
-    slab ``u[e+1, ...]`` or ``(("e", 0), ("k", 1))`` for ``u[e, k+1, ...]``.  No
-    iteration asks for a slab past the buffer's end: a pair with an offset is guarded by
-    ``variable + offset < extent`` of its dimension.  ``spread``: the slab's 64-byte lines
-    (those of ``lines``) are shared out over the loop's iterations in order (iteration t
-    of T asks for lines t·L/T to (t+1)·L/T - 1 of the L), else every iteration asks for
-    all of them; ``write``:
-    asked for writing (the lines will be stored to).  Every hint asks for L2 (locality 2).
-    Loads and stores are unchanged: no value depends on a hint."""
-
+    """A prefetch hint on a loop (to L2; no value depends on it): each iteration asks for
+    (its share of) the slab of buffer ``slot`` at leading indices ``at``, ``(variable,
+    offset)`` pairs (``(("e", 1),)``: ``u[e+1, ...]``), never past the buffer's end.
+    ``spread``: the slab's lines shared out over the iterations in order, else all asked
+    for by each; ``write``: for writing (docs/c-backend.md, "Prefetching the next element")."""
     slot: int
     at: tuple[tuple[str, int], ...]
     spread: bool = False
     write: bool = False
-    #: the slab's 64-byte lines this loop asks for, ``[first, stop)`` (None: all of them);
-    #: a slab's lines shared out over several loops (:func:`.fusion._prefetch`)
+    #: the slab's 64-byte lines this loop asks for, ``[first, stop)`` (None: all of them)
     lines: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
 class Prefetch:
-    """A hint statement: ask L1 for the 64-byte line holding ``slot[indices]`` (as a load
-    indexes it), or nothing where an index is past its dimension (no address outside the
-    buffer is formed).  :func:`.jam.prefetch_strips` puts one ahead of a strip's row
-    that the hardware prefetchers do not follow.  No value changes."""
-
+    """A hint: ask L1 for the line of ``slot[indices]`` (none past a dimension's end;
+    :func:`.jam.prefetch_strips`).  No value changes."""
     slot: int
     indices: tuple[Index, ...]
 
 
 @dataclass(frozen=True)
 class Declare:
-    """A local buffer ``slot`` of ``shape`` (row-major, uninitialised), alive from here
-    to the end of the enclosing loop body or nest: a fused loop's per-iteration temporary
-    or a transposed copy made before it (:mod:`.fusion`).  Inside a parallel loop each
-    thread has its own.  ``home`` (:func:`.pipeline.place_locals`): ``array``, ``pointer`` (a
-    local array behind a restrict pointer) or ``heap`` (at ``offset`` in :attr:`Nest.heap`'s block)."""
-
+    """A local buffer ``slot`` of ``shape`` (uninitialised; each thread's own) to the end of
+    the enclosing body (:mod:`.fusion`, :mod:`.structure`).  ``home``
+    (:func:`.pipeline.place_locals`): ``array``, ``pointer`` or ``heap`` at ``offset``."""
     slot: int
     shape: tuple[int, ...]
     home: str = "array"
@@ -222,13 +179,9 @@ class Declare:
 
 @dataclass(frozen=True)
 class Rebuild:
-    """``target[i] = source[u]`` at every position ``i`` of ``extents``, where ``u`` takes
-    each index through its dimension's table (``tables[d][i_d]``: the packed position of
-    the representative of ``i_d``; None: ``i_d`` itself) and then sorts the entries of
-    each of ``groups`` ascending (a group's packed positions are stored only in order).
-    A packed statement's reconstruction as a table (:mod:`.structure`), where writing
-    out every orbit's stores would make too much code."""
-
+    """``target[i] = source[u]`` at every ``i`` of ``extents``: ``u`` each index through its
+    table (``tables[d]``; None: itself), then each of ``groups`` sorted ascending; a packed
+    statement's reconstruction (:mod:`.structure`)."""
     target: int
     source: int
     extents: tuple[int, ...]
@@ -238,14 +191,9 @@ class Rebuild:
 
 @dataclass(frozen=True)
 class Tile:
-    """A vector block's simd ``loop`` computed as a register tile (the ``tiles`` rewrite,
-    :func:`.microkernel.tile_of`; ``tile``: what it found): groups of rows kept in vector
-    registers across the summed index, each lane computing the loop's sum for its element
-    in the same order, so the values are the loop's, bit for bit.  ``plain``: the loop
-    stays as the other branch, compiled where the C compiler does not target AVX-512
-    (``#if TL_TILES``); False: the tile alone (``microkernel.TILES`` True).  ``rows``:
-    that branch runs row by row (:func:`.microkernel.row_by_row`)."""
-
+    """A vector block's simd ``loop`` as a register tile (``tile``:
+    :func:`.microkernel.tile_of`), the same values bit for bit.  ``plain``: the loop is the
+    other branch (``#if TL_TILES``); ``rows``: run row by row (:func:`.microkernel.row_by_row`)."""
     tile: Any  # a microkernel.Tile
     loop: Loop
     plain: bool = True
@@ -254,14 +202,9 @@ class Tile:
 
 @dataclass(frozen=True)
 class BlasProduct:
-    """A packed structured block product ``loop`` computed by one BLAS call (the
-    ``packed-blas`` rewrite, :func:`.pipeline.blas_routine`; ``product``: what
-    :func:`.structure.packed_product` found): ``routine`` ``"syrk"`` (the upper triangle
-    of a Gram product) or ``"gemm"``, over the buffers as stored, whose leading
-    dimensions are ``leading`` (left, right, target); the target's ``zeroed`` elements
-    are zeroed first.  A printer with no BLAS to call prints ``loop``, which computes the
-    same."""
-
+    """A packed block product ``loop`` as one BLAS call ``routine`` (syrk, gemm;
+    :func:`.pipeline.blas_routine`) with leading dimensions ``leading`` (left, right,
+    target), the target's ``zeroed`` elements zeroed first; without BLAS, ``loop``."""
     product: Any  # a structure.PackedProduct
     routine: str
     leading: tuple[int, int, int]
@@ -279,14 +222,9 @@ def plain(node):
 
 @dataclass(frozen=True)
 class PackedCopy:
-    """A local copy a nest makes of buffer ``source`` holding only its unique positions
-    along dimension ``along`` (:func:`.structure.compress_packed`): local slot ``packed``
-    of storage ``shape``; packed positions ``u0 .. u0 + length - 1`` hold the source's
-    positions ``first + stride · t`` along ``along`` (``runs``: one (u0, first, stride,
-    length) per run), the positions past the last run are zeros.  Recorded so that
-    :func:`.structure.pack_in_producer` can have the source's producer write the packed
-    layout itself."""
-
+    """A nest's local copy ``packed`` (storage ``shape``) of ``source``'s unique positions
+    along ``along`` (:func:`.structure.compress_packed`): ``runs`` of (u0, first, stride,
+    length), zeros past the last; for :func:`.structure.pack_in_producer`."""
     source: int
     packed: int
     along: int
@@ -298,24 +236,18 @@ class PackedCopy:
 class Nest:
     """The loop nest of one EIN statement: the statement (for comments), the nest, the
     index of the schedule step that runs it, and whether :mod:`.interchange` rewrote it."""
-
     statement: ein.Statement
     body: tuple[Node, ...]
     step: int = 0
     interchanged: bool = False
     #: a fused loop's nest (:mod:`.fusion`): every statement it runs (``statement`` is the first)
     fused: tuple[ein.Statement, ...] = ()
-    #: vectorize with the widest vectors the machine has (512-bit where there are; the
-    #: compiler's default on x86-64 is 256): set for fused loops, whose rows are in cache
-    wide_vectors: bool = False
-    #: compile with ``fma=True``: every multiply-add :func:`multiply_add` finds in the nest
-    #: is one fused multiply-add, ``x = fma(a, b, x)``, rounded once (docs/optimizer.md,
-    #: "Fused multiply-add"); False: ``x = x + a*b``, two roundings, as the reference
+    wide_vectors: bool = False  # the widest vectors the machine has (fused loops: rows in cache)
+    #: every :func:`multiply_add` one fused multiply-add (docs/optimizer.md, "Fused multiply-add")
     fma: bool = False
     #: the packed copies the nest makes before computing (:class:`PackedCopy`)
     packs: tuple[PackedCopy, ...] = ()
-    #: the loop rewrites that took this nest, in order (``tensorlang.loops.LOOP_PIPELINE``;
-    #: a structure rewrite takes a nest even where it leaves it as it was)
+    #: the loop rewrites that took this nest, in order (``tensorlang.loops.LOOP_PIPELINE``)
     rewrites: tuple[str, ...] = ()
     #: the bytes of the nest's heap block, its large local buffers (:class:`Declare`)
     heap: int = 0
@@ -327,7 +259,6 @@ class Nest:
 class LoopProgram:
     """The nests of a schedule's loop steps, in order, over its buffer plan, and the loop
     rewrites that made them (``tensorlang.loops.LOOP_PIPELINE``), in the order they ran."""
-
     buffers: BufferPlan
     nests: tuple[Nest, ...]
     rewrites: tuple[str, ...] = ()
@@ -350,16 +281,9 @@ class LoopProgram:
 
 # ------------------------------------------------------------------ queries
 def multiply_add(node) -> tuple[str | tuple, Scalar, Scalar, bool] | None:
-    """The step ``x = x + a * b`` (or ``x = +0 + a * b``) of a sum that ``node`` is, as
-    ``(x, a, b, from_zero)``, or None.
-
-    ``x`` is an accumulator's name (``Update(acc, "+", a * b)``: a sum's step) or a
-    ``(slot, indices)`` place (``Store(x, x + a * b)``: a row update of :mod:`.interchange`
-    or :mod:`.microkernel`); ``from_zero``: the step adds to the number +0 instead
-    (``Store(x, 0 + a * b)``: the peeled first step of a row update).  In a nest compiled
-    with ``fma=True`` (:attr:`Nest.fma`) exactly these are fused multiply-adds: the added
-    value's outermost multiplication and the addition round once (``fma(a, b, x)``,
-    ``fma(a, b, +0)``); everything else rounds as written."""
+    """``(x, a, b, from_zero)`` where ``node`` is the step ``x = x + a * b`` (or, from_zero,
+    ``x = +0 + a * b``) of a sum, ``x`` an accumulator's name or a ``(slot, indices)``
+    place; else None.  Exactly these are fused under :attr:`Nest.fma`."""
     if isinstance(node, Update) and node.op == "+" and isinstance(node.value, BinOp) and node.value.op == "*":
         return node.acc, node.value.left, node.value.right, False
     if isinstance(node, Store) and isinstance(node.value, BinOp) and node.value.op == "+":
@@ -410,6 +334,12 @@ def replace_nodes(node, change):
     return replace(node, **changes) if changes else node
 
 
+def substitute(e, values: dict):
+    """``e`` with each index variable of its loads that ``values`` names replaced by its value."""
+    return replace_nodes(e, lambda n: Load(n.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in n.indices))
+                         if isinstance(n, Load) else None)
+
+
 def walk(nodes):
     """Every node and scalar in ``nodes`` and inside them, each before what it holds, in
     order (a store, then the loads of its value from left to right)."""
@@ -442,11 +372,8 @@ def loads(nodes) -> list[Load]:
 
 
 def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
-    """How many of ``nests`` (from the first) may read an ``inout`` slot's loads from the
-    caller's input rather than its buffer: up to the first nest storing the slot, where
-    one store stores it and no load of it follows; None where that is not sure (the slot
-    never stored, stored twice, read after its store, in a tile, packed product, copy,
-    parallel or fused loop: docs/c-backend.md, "Inout inputs")."""
+    """How many of ``nests`` (from the first) may read ``inout`` ``slot`` from the caller's
+    input: up to its one store; None where unsure (docs/c-backend.md, "Inout inputs")."""
     state = {"stores": 0}
 
     def visit(nodes) -> bool:  # False: not sure
@@ -480,16 +407,14 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
 
 
 def footprint(nodes) -> int:
-    """Elements of data ``nodes`` read or write, about: each buffer counted once, as its
-    largest access (a Load or Store over the loops around it that its indices name: ``x[i]``
-    inside loops i < 1000 and j < 50 touches 1000 elements), a Copy as twice its count."""
+    """Elements of data ``nodes`` touch, about: each buffer once, at its largest access
+    over the loops its indices name; a Copy twice its count."""
     largest: dict[int, int] = {}
 
     def visit(node, trips: dict[str, int]) -> None:
         node = plain(node)
         if isinstance(node, Loop):
-            count = node.extent - node.start if isinstance(node.start, int) else (node.extent + 1) // 2
-            inner = {**trips, node.var: max(count, 1)}
+            inner = {**trips, node.var: max(_trips(node), 1)}
             for child in node.body:
                 visit(child, inner)
             return
@@ -513,13 +438,16 @@ def footprint(nodes) -> int:
     return max(sum(largest.values()), 1)
 
 
+def _trips(loop: Loop) -> int:  # a triangular loop's: half its extent
+    return loop.extent - loop.start if isinstance(loop.start, int) else (loop.extent + 1) // 2
+
+
 def work(nodes) -> int:
     """Scalar operations of a loop body (each Store/Update counts one, loops multiply)."""
     total = 0
     for node in map(plain, nodes):
         if isinstance(node, Loop):
-            trips = node.extent - node.start if isinstance(node.start, int) else (node.extent + 1) // 2
-            total += max(trips, 0) * work(node.body)
+            total += max(_trips(node), 0) * work(node.body)
         elif isinstance(node, (Store, Update)):
             total += 1
         elif isinstance(node, Rebuild):

@@ -1,12 +1,10 @@
 """Sums along rows for the vector units: several rows at once (:func:`rows`), transposed
-reads in strips (:func:`strips`, :func:`prefetch_strips`); what each does and why:
-docs/c-backend.md, "Row sums and strips".
+reads in strips (:func:`strips`, :func:`prefetch_strips`): docs/c-backend.md, "Row sums and strips".
 """
 
 from __future__ import annotations
 
 import math
-
 from dataclasses import replace
 
 from ..ein.index import Affine
@@ -17,12 +15,9 @@ from .ir import (Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Prefetch, Se
 
 #: Rows summed together by :func:`rows`; rows shorter than MIN_ROW (two vectors) are no chain.
 ROWS, MIN_ROW = 4, 16
-#: The rows of the transposed operand a strip reads (at most an L1 set's ways: a
-#: power-of-two row stride maps them all into one).
+#: The rows of the transposed operand a strip reads (at most an L1 set's ways).
 STRIP = 8
-#: :func:`prefetch_strips`: rows this far apart (bytes; the L2 streamer stays inside a
-#: 4 KiB page) get a prefetch this many rows ahead (the C prototype's distance:
-#: docs/performance.md, "Rows at once, transposed reads in strips")
+#: :func:`prefetch_strips`: rows this far apart (bytes) get a prefetch this many rows ahead.
 PREFETCH_ROW_BYTES, PREFETCH_AHEAD = 4096, 12
 
 
@@ -58,8 +53,12 @@ def _rows(loop: Loop) -> tuple[Node, ...] | None:
                      reductions=tuple(("+", name) for name in names))
     stores = tuple(replace_nodes(substitute_indices(store, {i: here[r]}),
                                  lambda n, r=r: Acc(names[r]) if n == Acc(init.acc) else None) for r in range(ROWS))
-    block = replace(loop, extent=loop.extent // ROWS, body=(*(Init(name, "+") for name in names), summed, *stores))
-    done = loop.extent // ROWS * ROWS
+    return _blocks(loop, ROWS, (*(Init(name, "+") for name in names), summed, *stores))
+
+
+def _blocks(loop: Loop, size: int, body: tuple[Node, ...]) -> tuple[Node, ...]:
+    """``loop`` as blocks of ``size`` iterations running ``body``, then the rest as it was."""
+    block, done = replace(loop, extent=loop.extent // size, body=body), loop.extent // size * size
     return (block,) if done == loop.extent else (block, replace(loop, start=done))
 
 
@@ -77,9 +76,7 @@ def _strips(loop: Loop, fresh: Fresh) -> tuple[Node, ...] | None:
     kk = fresh(k)
     strip = Loop(kk, STRIP, (substitute_indices(inner.body[0], {k: Affine(((k, STRIP), (kk, 1)), -STRIP)}),),  # STRIP*k + kk
                  reductions=loop.reductions)
-    block = replace(loop, extent=loop.extent // STRIP, body=(replace(inner, body=(strip,)),))
-    done = loop.extent // STRIP * STRIP
-    return (block,) if done == loop.extent else (block, replace(loop, start=done))
+    return _blocks(loop, STRIP, (replace(inner, body=(strip,)),))
 
 
 def _nodes(body: tuple[Node, ...], change) -> tuple[Node, ...]:

@@ -1,9 +1,5 @@
-"""Lowering: an EIN statement as a loop nest in accumulator form, over the schedule's
-*slots* (:class:`~tensorlang.schedule.plan.BufferPlan`), with ev-stmt's scratch copy where
-the statement is not compatible with its target (docs/c-backend.md, "From EIN to loops
-to C").  The nests come out unmarked: :mod:`.interchange` may rewrite a contraction, and
-:mod:`.parallel` then marks the loops.
-"""
+"""Lowering: an EIN statement as an unmarked loop nest in accumulator form over the
+schedule's slots, with ev-stmt's scratch copy (docs/c-backend.md, "From EIN to loops to C")."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ class Lowering:
     def __init__(self, slots: dict[str, int], padding: StatementPadding | None = None):
         self.slots = slots
         self.counter = 0
-        #: under pad=M, the padded extents of the sums that may run over them
-        self.padding = padding
+        self.padding = padding  # under pad=M, the padded extents of the sums that may run over them
 
     def fresh(self) -> str:
         self.counter += 1
@@ -48,12 +43,9 @@ class Lowering:
             return (), Delta(_position(e.first), _position(e.second))
         if isinstance(e, ein.Epsilon):
             return (), Epsilon(tuple(_position(i) for i in e.indices))
-        if isinstance(e, ein.Neg):
+        if isinstance(e, (ein.Neg, ein.Apply)):
             pre, arg = self.expr(e.arg)
-            return pre, Neg(arg)
-        if isinstance(e, ein.Apply):
-            pre, arg = self.expr(e.arg)
-            return pre, Apply(e.fn, arg)
+            return pre, Neg(arg) if isinstance(e, ein.Neg) else Apply(e.fn, arg)
         if isinstance(e, ein.BinOp):
             pre_l, left = self.expr(e.left)
             pre_r, right = self.expr(e.right)
@@ -92,12 +84,9 @@ class Lowering:
             values.append(value)
         return tuple(pres), Select(e.index, tuple(values))
 
-
     def concat(self, e: ein.Concat) -> tuple[tuple[Node, ...], Scalar]:
-        """Item k where the index lies in its piece, each item read at index - S_k (an
-        affine index, so no loop of its own).  A case is evaluated only in its piece (C's
-        ``?:``), so an item must need no statements of its own: the schedule lifts a sum
-        inside one into a temporary first (:func:`tensorlang.passes.split.lift_concat_items`)."""
+        """Item k where the index lies in its piece, read at index - S_k, evaluated there only
+        (no statements of its own: :func:`tensorlang.passes.split.lift_concat_items`)."""
         if isinstance(e.index, int):  # a fixed position: that item, at its own position
             for (name, n), start, item in zip(e.parts, e.starts, e.items):
                 if start < e.index <= start + n:
@@ -123,11 +112,8 @@ def scalar(e: ein.Expr, slots: dict[str, int]) -> Scalar:
 
 
 def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> Nest:
-    """The accumulator-form nest of ``stmt`` over ``buffers``' slots.
-
-    Under padding (``buffers.pad`` > 1, 000 §4) the loops run to the extents
-    :func:`~tensorlang.schedule.padding.decide` gives, and a statement whose target's
-    padding may hold non-zeros afterwards ends with loops that zero it (:func:`rezero`)."""
+    """The accumulator-form nest of ``stmt`` over ``buffers``' slots; under padding (000 §4)
+    to :func:`~tensorlang.schedule.padding.decide`'s extents, then :func:`rezero`."""
     slots = buffers.slot_of
     in_place = compatible(stmt).in_place  # 002: ev-c-stmt when compatible, else ev-stmt
     padding = decide_padding(stmt, buffers.pad, in_place) if buffers.pad > 1 else None
@@ -149,11 +135,7 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
 def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | None = None,
            names: tuple[str, ...] | None = None) -> tuple[Node, ...]:
     """Loops that set the padding of ``slot`` (true ``shape``, padded by ``pad``) to zero
-    along ``dims`` (default: every dimension): per dimension d, the points with index d in
-    its padding and the dimensions before d within their true extents (so no point is
-    written twice).  A statement whose outer loops kept their true extents re-zeroes its
-    last dimension only: the rest of the padding was not written.  ``names``: the loops'
-    variables (default ``pad0``, ``pad1``, ...; a fused loop names its batch's)."""
+    along ``dims`` (default: all), each point once; ``names``: the loops' variables."""
     storage = padded_shape(shape, pad)
     nests: list[Node] = []
     names = names or tuple(f"pad{d}" for d in range(len(shape)))

@@ -17,25 +17,18 @@ from ..machine import TILE_BYTES, TILE_VECTORS  # a tile's vector bytes and regi
 from ..schedule.padding import RAGGED_TILE_BYTES, decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
-from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
+from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, loads, substitute, walk
 from .lower import scalar
 
-#: Whether fused loops use these micro-kernels (:mod:`.fusion`) without fused
-#: multiply-add: on, they are faster in cache (docs/performance.md, "Measurement history") and add
-#: the same products in the same order.
-ENABLED = True
+#: Whether fused loops use these micro-kernels (:mod:`.fusion`) without, and with, fused multiply-add.
+ENABLED, ENABLED_WITH_FMA = True, True
 
-#: Whether fused loops use these micro-kernels when multiply-adds are fused (``fma=True``).
-ENABLED_WITH_FMA = True
-
-#: The most rows of a vector block (its accumulators, each ⌈X / vector width⌉ vectors):
-#: one block of 16 rows beat two blocks of 8 (docs/performance.md, "Measurement history").
+#: The most rows of a vector block (docs/performance.md, "Measurement history").
 MAX_BLOCK_ROWS = 16
 
 
 def enabled(fma: bool) -> bool:
-    """Whether a fused loop compiled with (``fma``) or without fused multiply-adds uses
-    the micro-kernels (:data:`ENABLED_WITH_FMA`, :data:`ENABLED`)."""
+    """Whether a fused loop with (``fma``) or without fused multiply-adds uses the micro-kernels."""
     return ENABLED_WITH_FMA if fma else ENABLED
 
 
@@ -57,30 +50,14 @@ def _mentions(index: Any, var: str) -> bool:
 
 
 def _uses(e: Scalar, var: str) -> bool:
-    if isinstance(e, Load):
-        return any(_mentions(i, var) for i in e.indices)
-    if isinstance(e, BinOp):
-        return _uses(e.left, var) or _uses(e.right, var)
-    if isinstance(e, Neg):
-        return _uses(e.arg, var)
-    return False
-
-
-def substitute(e: Scalar, values: dict) -> Scalar:
-    """``e`` with each index variable of its loads that ``values`` names replaced by its value."""
-    return replace_nodes(e, lambda node: Load(node.slot, tuple(values.get(i, i) if isinstance(i, str) else i
-                                                               for i in node.indices))
-                         if isinstance(node, Load) else None)
+    return any(_mentions(i, var) for load in loads((e,)) for i in load.indices)
 
 
 @dataclass(frozen=True)
 class _Site:
-    """Where a register block goes (:func:`_block_site`): the statement's loops
-    ``here``; the row x (``width`` long: the target's contiguous last index); the output
-    loop y the block runs over (``rows`` long); the one summed index k (``extent``
-    long); the summed product as a loop-IR scalar; the target's slot; fresh names yb
-    (the block) and u (a row in it), and ``fresh`` for more."""
-
+    """Where a register block goes (:func:`_block_site`): the statement's loops ``here``,
+    the row x, the output loop y it blocks, the summed k, the product, the target's slot,
+    fresh names yb (the block) and u (a row in it), and ``fresh`` for more."""
     here: tuple[tuple[str, int], ...]
     x: str
     width: int
@@ -108,9 +85,7 @@ class _Site:
 
 def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | None:
     """What a register block needs of ``stmt`` (the first ``keep`` output loops stay
-    outermost), or None when it does not apply: no interchangeable
-    contraction with one summed index and no scale, fewer than two output loops besides
-    the kept ones, or a row longer than :data:`MAX_ROW`."""
+    outermost), or None (:func:`vector_block` says when)."""
     found = contraction(stmt, buffers.variable_shapes)
     if found is None or len(found.summed) != 1 or found.scale is not None:
         return None
@@ -132,22 +107,15 @@ def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | 
                  tuple(moving))
 
 
-#: A vector block whose moving operand is a contiguous K × X block (its k is the index
-#: before x: the rows of a small matrix or of a per-iteration temporary) has its rows
-#: unrolled at most this many accumulator vectors (of 64 bytes) at a time, because with
-#: every AVX-512 register in the block (16 rows of 2 vectors) gcc spills.  Where the
-#: moving operand is a program input read at a stride (the interpolation's u[e, k, a, b])
-#: the whole block stays unrolled, since re-reading its rows costs more than the spills;
-#: a per-iteration temporary read so (Helmholtz's k-mode products) is in cache and capped
-#: as a contiguous operand is (docs/performance.md, "Measurement history").
+#: The most 64-byte accumulator vectors of a block gcc unrolls at a time where its moving
+#: operand may be re-read (past it gcc spills; docs/performance.md, "Measurement history").
 UNROLL_VECTORS = 24
 
 
 def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int:
-    """How many rows of a vector block gcc unrolls at a time: all ``height`` unless the
-    moving operand is ``contiguous`` (or a per-iteration temporary) and the block's accumulators (``width`` elements of
-    ``itemsize`` bytes a row, in 64-byte vectors) exceed :data:`UNROLL_VECTORS`; then
-    the largest divisor of ``height`` that fits, if it is 8 or more (else all)."""
+    """How many rows of a vector block gcc unrolls at a time: all ``height``, unless the
+    moving operand is ``contiguous`` (or a local) and the accumulators exceed
+    :data:`UNROLL_VECTORS`: then the largest divisor that fits, if 8 or more."""
     vectors = math.ceil(width * itemsize / 64)
     if not contiguous or height * vectors <= UNROLL_VECTORS:
         return height
@@ -155,25 +123,20 @@ def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int
     return fits if fits >= 8 else height
 
 
-#: The most iterations of a summed loop gcc unrolls completely by itself (its
-#: ``max-completely-peel-times``), and the most multiply-adds (rows × sum) a block is
-#: unrolled into explicitly (gcc's time grows with it: 3-11 s of CPU for the CFD kernels
-#: at 256, 0.3-0.7 s before, 23 s for two 15 × 29 halves).  docs/c-backend.md, "Long sums unrolled".
+#: The most iterations of a sum gcc unrolls by itself (``max-completely-peel-times``), and
+#: the most multiply-adds (rows × sum) a block is unrolled into (docs/c-backend.md, "Long sums unrolled").
 COMPILER_PEELS, UNROLLED_STEPS = 16, 256
 
 
 def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
-    """Whether a block's rows and sum are unrolled whole: gcc vectorizes ``simd for x``
-    only when nothing under it is a loop, and unrolls a sum by itself only up to
-    :data:`COMPILER_PEELS` terms; past that the block ran one lane at a time (5-11×
-    slower, docs/performance.md, "Padding and register tiles").  Not for rows of whole
-    vectors (a register tile, :func:`tile_of`) nor past :data:`UNROLLED_STEPS`."""
+    """Whether a block's rows and sum are unrolled whole: a sum past :data:`COMPILER_PEELS`
+    up to :data:`UNROLLED_STEPS`, not of whole vectors (docs/c-backend.md, "Long sums unrolled")."""
     return not whole_vectors and COMPILER_PEELS < extent and extent * height <= UNROLLED_STEPS
 
 
 def unrolled_height(rows: int, extent: int) -> int:
-    """The largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose block with a
-    sum of ``extent`` terms fits :data:`UNROLLED_STEPS` (28 × 28: 7 rows), else 0."""
+    """The largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose block fits
+    :data:`UNROLLED_STEPS` with a sum of ``extent`` terms, else 0."""
     return max((h for h in range(2, min(rows, MAX_BLOCK_ROWS) + 1)
                 if rows % h == 0 and h * extent <= UNROLLED_STEPS), default=0)
 
@@ -189,10 +152,8 @@ MAX_SPLIT = 4
 
 
 def split_rows(rows: int, extent: int) -> tuple[int, ...] | None:
-    """Rows with no block height are cut in the fewest blocks, from 2 to
-    :data:`MAX_SPLIT`, as even as can be and the larger first (17: 9 and 8; 23 with a sum
-    of 23: 8, 8 and 7), where each fits :data:`MAX_BLOCK_ROWS` and its rows × ``extent``
-    fit :data:`UNROLLED_STEPS`; used where the blocks' sums unroll."""
+    """``rows`` cut in the fewest blocks (2 to :data:`MAX_SPLIT`, the larger first: 17 is 9
+    and 8) that fit :data:`MAX_BLOCK_ROWS` and :data:`UNROLLED_STEPS`, else None."""
     for count in range(2, min(MAX_SPLIT, rows // 2) + 1):
         size, more = divmod(rows, count)
         if size + (more > 0) <= MAX_BLOCK_ROWS and (size + (more > 0)) * extent <= UNROLLED_STEPS:
@@ -218,10 +179,8 @@ def tile_passes(blocks: tuple[int, ...], width: int, itemsize: int) -> int:
 
 def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None,
                 tile_only: bool = False) -> Loop:
-    """The simd loop over x of ``height`` rows, row u (default ``site.u``) at y = ``point``;
-    ``reused``: the moving operand may be re-read (:func:`unroll_rows`); ``tile_only``: a
-    block cut for a ragged tile, its sum not unrolled (the C printer's plain branch then
-    runs it row by row: targets/c/codegen.py ``CPrinter.tile``)."""
+    """The simd loop over x of ``height`` rows, row u at y = ``point``; ``reused``:
+    :func:`unroll_rows`; ``tile_only``: cut for a ragged tile, its sum not unrolled."""
     u, acc = u or site.u, site.fresh("acc")
     unrolled = unrolled_sum(site.extent, height, _whole(site, buffers)) and not tile_only
     unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
@@ -235,11 +194,8 @@ def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reuse
 
 
 def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tuple[Node, ...] | None:
-    """The outer-vectorized register block of ``stmt`` (docs/c-backend.md, "Register blocks"); the
-    first ``keep`` output loops stay outermost in order (a fused loop's batch).  None
-    when it does not apply: no interchangeable contraction with one summed index and no
-    scale, fewer than two output loops besides the kept ones, a row longer than
-    :data:`MAX_ROW`, or rows neither a block height above 1 divides nor :func:`split_rows` cuts."""
+    """The outer-vectorized register block of ``stmt``, its first ``keep`` output loops
+    outermost, or None where it does not apply (docs/c-backend.md, "Register blocks")."""
     site = _block_site(stmt, buffers, keep)
     if site is None:
         return None
@@ -280,30 +236,18 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
 
 
 # ------------------------------------------------------------------ register tiles
-#: Whether the C back end prints a vector block (:func:`vector_block`) whose rows are whole
-#: 64-byte vectors as an explicit register tile (:class:`Tile`): None, where the C
-#: compiler targets AVX-512 (the C source's ``TL_TILES``, chosen by the preprocessor,
-#: with the plain nest as the other branch); True or False: always or never (tests build
-#: both forms on any machine).
+#: Register tiles (:class:`Tile`): None where the C compiler targets AVX-512 (``TL_TILES``,
+#: the plain nest the other branch); True or False: always or never (tests).
 TILES: bool | None = None
 
-#: The shortest row of a register tile that is not whole vectors (bytes): its last vector
-#: is masked (:meth:`Tile.tail`); shorter rows stay plain blocks (docs/performance.md,
-#: "Register tiles for ragged rows").
+#: The shortest row of a register tile that is not whole vectors (bytes; its last masked).
 RAGGED_MIN_BYTES = RAGGED_TILE_BYTES
 
 @dataclass(frozen=True)
 class Tile:
-    """A vector block seen as a register tile: the simd loop over the row ``x``
-    (``width`` elements) around the loop over its rows ``u`` (``height``), each row
-    summed from +0 (``init``) over ``k`` (``extent``) by ``update`` and stored by
-    ``store`` (its value the sum, or an elementwise function of it: loops/fusion.py
-    ``epilogue``).  ``moving``: the loads that read with x (as their last index, alone:
-    a row of contiguous elements), in the summand and the stored value.  Printed with the rows in groups of ``group`` and each
-    row as ``width`` / lanes vectors: every lane computes its x as the plain nest does,
-    from +0, over the same products in the same k order, so the values are the same bits
-    (:func:`tile_of`)."""
-
+    """A vector block as a register tile (docs/c-backend.md, "Register tiles"): the simd
+    loop over row ``x`` around its rows ``u``, each summed from ``init`` over ``k`` by
+    ``update`` and stored by ``store``; ``moving``: the loads with x as last index."""
     x: str
     width: int
     u: str
@@ -325,11 +269,8 @@ class Tile:
         return self.width % (TILE_BYTES // itemsize)
 
     def groups(self, itemsize: int) -> tuple[tuple[int, int, int], ...]:
-        """The tile's loops over its groups of rows, each (first row, end, rows a group).
-        A row of whole vectors: one loop, its group the largest divisor of the height whose
-        accumulators (rows × vectors) fit :data:`TILE_VECTORS`.  Else the fewest groups
-        that fit, as even as can be (5 rows of 4 vectors: 3 and 2, so that no group has
-        too few independent sums to fill the multiply-add units): up to two loops."""
+        """The tile's loops over groups of rows (first row, end, rows a group) that fit
+        :data:`TILE_VECTORS`: whole vectors, the largest divisor; else the fewest, as even as can be."""
         vectors = self.vectors(itemsize)
         if not self.tail(itemsize):
             return ((0, self.height, max(r for r in range(1, self.height + 1)
@@ -362,12 +303,9 @@ def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) 
 
 
 def tile_of(loop: Node, itemsize: int) -> Tile | None:
-    """``loop`` as a register tile (:class:`Tile`), or None: it is not a vector block's
-    simd loop (``simd for x: for u: acc = 0; for k: acc += p; T[.., x] = acc``), its row
-    is shorter than :data:`RAGGED_MIN_BYTES` and not whole :data:`TILE_BYTES` vectors (a
-    longer row's last vector is masked), the store's last index is not x, or the summed
-    value is more than loads, constants, negation and + - * with x as the last index of
-    the loads that move with it."""
+    """``loop`` as a register tile, or None: not a vector block's simd loop (``simd for x:
+    for u: acc = 0; for k: acc += p; T[.., x] = acc``), too short a row, or a value of more
+    than loads, constants and + - * (:func:`_tile_scalar`)."""
     if not (isinstance(loop, Loop) and loop.simd and not loop.parallel and loop.start == 0 and len(loop.body) == 1):
         return None
     row = loop.body[0]

@@ -1,8 +1,6 @@
-"""The thread policy, and the parallel and SIMD marks of the loop nests (docs/c-backend.md,
-"Threads" and "SIMD"): one policy (:func:`team`, :func:`least_items`) for the loop nests,
-the Gram steps and the field probes, work against the machine's measured threshold;
-simd on innermost straight-line loops but short reductions (:func:`simd_marks`), parallel on a statement's
-outermost output loop or a scalar target's big ``+``/``*`` sum (:func:`mark`).
+"""The one thread policy (:func:`team`, :func:`least_items`: work against the measured
+threshold) for loop nests, Gram steps and probes, and the loops' parallel and SIMD marks
+(:func:`mark`, :func:`simd_marks`): docs/c-backend.md, "Threads" and "SIMD".
 """
 
 from __future__ import annotations
@@ -17,21 +15,15 @@ from ..schedule.steps import GramStep, ProbeStep
 from .ir import Loop, Nest, Node, footprint, work
 
 
-#: A nest doing at least this many scalar operations per element of data it touches
-#: (:func:`intensity`) is arithmetic work over data in cache: a contraction, a fused batch
-#: loop.  Fewer is streaming work (elementwise statements, a matrix-vector product), bound
-#: by memory, which a second thread speeds up far less.
+#: Scalar operations per element touched (:func:`intensity`) from which a nest is arithmetic
+#: work (a contraction, a fused loop), else streaming work, which threads speed up far less.
 INTENSE = 4
 
 
 @dataclass(frozen=True)
 class Threshold:
-    """The work from which a loop runs on threads, one figure per kind of work (both
-    measured per machine by the C target, targets/c/threshold.py): ``compute`` for
-    nests of at least :data:`INTENSE` operations per element touched, ``stream`` for the
-    others.  Where wake-ups are slow (OpenMP's passive wait policy on a virtual machine:
-    about 100 µs) streaming work may never pay while a fused batch loop of milliseconds
-    still runs twice as fast on two threads."""
+    """The work from which a loop runs on threads, per kind of work (measured by
+    targets/c/threshold.py): ``compute`` from :data:`INTENSE`, else ``stream``."""
 
     compute: int
     stream: int
@@ -42,8 +34,7 @@ ParallelWork = Union[int, Threshold]
 
 
 def intensity(nodes) -> float:
-    """Scalar operations per element of data ``nodes`` touch (:func:`.ir.work` over
-    :func:`.ir.footprint`)."""
+    """Scalar operations per element of data ``nodes`` touch."""
     return work(nodes) / max(footprint(nodes), 1)
 
 
@@ -55,11 +46,8 @@ def threshold_for(parallel_work: ParallelWork, nodes) -> int:
 
 
 def team_size(total: int, parallel_work: int, extent: int) -> int:
-    """The most threads a parallel loop of ``total`` scalar operations and ``extent``
-    iterations pays for: at the threshold two threads win (002 §7, measured by the C
-    target), so ``k`` threads need about ``k / 2`` thresholds of work; never more threads
-    than iterations.  0 (no limit, and no look at how busy the machine is) where threads
-    are forced (``parallel_work`` 1: ``$TENSORLANG_PARALLEL_WORK=1``)."""
+    """The most threads a loop of ``total`` operations and ``extent`` iterations pays for
+    (``k`` threads from ``k / 2`` thresholds); 0 (no limit) where threads are forced."""
     if parallel_work <= 1:
         return 0
     return max(2, min(extent, 2 * total // parallel_work))
@@ -84,7 +72,7 @@ def team(work: int, threshold: int, extent: int) -> int | None:
 def gram_team(step: GramStep, parallel_work: ParallelWork) -> int:
     """A Gram step's ``TEAM`` (targets/c/gram.py): -1 one thread, 0 no limit, else the most threads."""
     work = step.n * step.m * (step.m + 1) // 2 if step.order == 2 else step.n * step.m ** 3 // 6  # sorted entries
-    threads = team(work, parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work, step.m)
+    threads = team(work, _compute(parallel_work), step.m)
     return -1 if threads is None else threads
 
 
@@ -96,8 +84,11 @@ def least_items(per_item: int, threshold: int) -> int:
 def probe_threads_from(dim: int, support: int, ncomp: int, parallel_work: ParallelWork) -> int:
     """The points from which a probe runs on threads: the fewest whose taps (``support**dim``
     of ``ncomp`` components a point) reach the compute threshold."""
-    work = parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work
-    return least_items(support ** dim * ncomp, work)
+    return least_items(support ** dim * ncomp, _compute(parallel_work))
+
+
+def _compute(parallel_work: ParallelWork) -> int:
+    return parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work
 
 
 def probe_points(step: ProbeStep, parallel_work: ParallelWork) -> int:
@@ -112,10 +103,8 @@ def short_reduction(loop: Loop, outer: int = 1) -> bool:
 
 
 def simd_marks(node: Node, outer: int = 1) -> Node:
-    """``node`` with each innermost loop (no loop in its body) marked simd, except a
-    :func:`short_reduction` (``outer``: terms per iteration from enclosing loops of the same
-    sum).  A loop already simd (an outer-vectorized register block, :mod:`.microkernel`)
-    stays as it is: no simd construct may nest in another."""
+    """``node`` with each innermost loop marked simd but a :func:`short_reduction` (``outer``:
+    terms per iteration from enclosing loops of the sum); a simd loop stays as it is."""
     if not isinstance(node, Loop) or node.simd:
         return node
     terms = outer * (node.extent - node.start) if isinstance(node.start, int) else SIMD_REDUCTION_MIN
@@ -137,12 +126,9 @@ def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
 
 
 def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
-    """``nest`` with its simd and parallel loops marked; a loop runs on threads when the
-    nest's work reaches ``parallel_work`` (the C target passes the thresholds measured on
-    the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads; of a
-    :class:`Threshold`, the one for the nest's kind of work, :func:`threshold_for`).  Of an
-    interchanged nest only the output loops outside the summed ones (the last is the row);
-    max/min sums keep one thread (their NaN rule is ours, not OpenMP's)."""
+    """``nest`` with its simd and parallel loops marked: the outermost output loop on
+    threads where the nest's work reaches ``parallel_work`` (:func:`threshold_for`); max/min
+    sums keep one thread (docs/c-backend.md, "Threads")."""
     body = tuple(simd_marks(node) for node in nest.body)
     parallel_work = threshold_for(parallel_work, body)
     index = nest.statement.index

@@ -1,8 +1,6 @@
-"""Index-set splitting of direct sums: a loop over the index of a ``concat`` (or ``vec``)
-becomes one loop per piece, each running the one case of its :class:`~.ir.Select`
-(docs/c-backend.md, "From EIN to loops to C", direct sums).  Same points, same order,
-same bits.  Nested direct sums split in turn, inside each piece.
-"""
+"""Index-set splitting of direct sums: a loop over a ``concat``'s index becomes one loop per
+piece running its case of the :class:`~.ir.Select`, the same bits (docs/c-backend.md,
+"From EIN to loops to C")."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections import ChainMap
-
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -24,7 +23,7 @@ from ..schedule.steps import LoopStep, statement_of
 from . import interchange as _interchange, jam, microkernel, parallel as _parallel, structure
 from .fusion import fused_nest, own_functions
 from .pieces import split_pieces
-from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, input_reads, plain, replace_nodes
+from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, input_reads, replace_nodes, walk
 from .lower import lower_statement
 
 #: A local buffer beyond the program's slots larger than this many elements is read
@@ -35,9 +34,7 @@ LOCAL_ARRAY_ELEMENTS = 64
 @dataclass(frozen=True)
 class StatementFacts:
     """What the structure analysis found for one loop statement: its target's structure
-    (None where the analysis cannot read the statement) and the structures known once
-    it has run of the tensors it reads and of its target (not of every tensor: n²/2)."""
-
+    (None: unreadable) and those known of the tensors it reads and of its target."""
     found: TensorStructure | None
     known: Mapping[str, TensorStructure]
 
@@ -45,15 +42,12 @@ class StatementFacts:
 @dataclass(frozen=True)
 class LoopFacts:
     """What the rewrites read besides the program: the schedule, the options, and per
-    nest as lowered (fused nests included, in order) its statement's facts (None for a
-    fused nest, which ``lower`` builds whole)."""
-
+    lowered nest its statement's facts (None for a fused nest)."""
     schedule: Schedule
     statements: tuple[StatementFacts | None, ...]
     parallel_work: _parallel.ParallelWork = PARALLEL_WORK
     fma: bool = False
-    #: where the target calls BLAS from its code, the largest integer the BLAS takes
-    #: (the C target's caps), else None: no product becomes a BLAS call (``packed-blas``)
+    #: the largest integer the target's BLAS takes where it calls one (``packed-blas``), else None
     blas_int_max: int | None = None
 
 
@@ -88,9 +82,8 @@ Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
 
 def _each(program: LoopProgram, facts: LoopFacts, name: str,
           change: Callable[[Nest, StatementFacts], Nest | None]) -> LoopProgram:
-    """``program`` with ``change`` applied to each nest of a statement of its own (a fused
-    nest is left as ``lower`` built it); a nest ``change`` returns is recorded as taken by
-    ``name``, None leaves it as it is."""
+    """``program`` with ``change`` applied to each unfused nest, one it returns (not None)
+    recorded as taken by ``name``."""
     assert len(facts.statements) == len(program.nests), "the rewrites keep one nest per lowered nest"
     nests = []
     for nest, fact in zip(program.nests, facts.statements):
@@ -100,8 +93,8 @@ def _each(program: LoopProgram, facts: LoopFacts, name: str,
 
 
 def _bodies(program: LoopProgram, name: str, change: Callable[[Nest], tuple | None]) -> LoopProgram:
-    """``program`` with each nest's body replaced by ``change(nest)`` (None: as it is), a
-    nest whose body that changes recorded as taken by ``name`` (fused nests included)."""
+    """``program`` with each nest's body ``change(nest)`` (None: as it is), a changed nest
+    recorded as taken by ``name``."""
     nests = []
     for nest in program.nests:
         body = change(nest)
@@ -114,9 +107,8 @@ def _taken(nest: Nest, *names: str) -> bool:
 
 
 def lower(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """Every loop statement as a nest in accumulator form (:mod:`.lower`), with the
-    options' multiply-adds (:attr:`.ir.Nest.fma`); a fused step as its one nest
-    (:mod:`.fusion`: register blocks, epilogues, prefetch hints, threads)."""
+    """Every loop statement as a nest in accumulator form (:mod:`.lower`); a fused step as
+    its one nest (:mod:`.fusion`)."""
     schedule = facts.schedule
     nests: list[Nest] = []
     for n, step in enumerate(schedule.steps):
@@ -130,12 +122,9 @@ def lower(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def compress(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A result with redundancy computes its unique set, then rebuilds the rest: a sum
-    over direct-sum blocks with local symmetries on packed copies where it can
-    (:func:`.structure.compress_packed`), else on the target's loops, symmetric groups
-    triangular (:func:`.structure.compress`: the interchanged nest where that works, else
-    the dense one); a sum over blocks keeps its multiply-adds unfused, as it always has.
-    It takes every nest with a symmetric group or redundant blocks, compressed or not."""
+    """A result with redundancy computes its unique set, then rebuilds the rest
+    (:func:`.structure.compress_packed`, else :func:`.structure.compress` of the
+    interchanged nest or the dense one); a sum over blocks keeps unfused multiply-adds."""
     buffers = facts.schedule.buffers
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
@@ -177,8 +166,7 @@ def restrict(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def _unless_taken(name: str, rewrite: Callable[[Nest, LoopFacts], Nest], after: str = "") -> Rewrite:
-    """``rewrite`` of each nest that no structure rewrite took (``after``: only of those
-    the rewrite named so took), the nests it changes recorded as taken by ``name``."""
+    """``rewrite`` of each nest no structure rewrite took (and ``after`` took), as ``name``."""
     def run(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
         def change(nest: Nest, fact: StatementFacts) -> Nest | None:
             if _taken(nest, "compress", "restrict-sums", "restrict") or (after and not _taken(nest, after)):
@@ -219,10 +207,8 @@ def pack_in_producer(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """In a nest that asks for the widest vectors (a fused loop's), each vector block whose
-    rows are whole 64-byte vectors as a register tile (:func:`.microkernel.tile_of`,
-    :class:`.ir.Tile`) with the block as the other branch; ``microkernel.TILES`` True:
-    the tile alone, False: no tile."""
+    """In a fused nest, each vector block that is a register tile (:func:`.microkernel.tile_of`)
+    as an :class:`.ir.Tile` (``microkernel.TILES``: whether the block stays the other branch)."""
     if microkernel.TILES is False:
         return program
     itemsize = facts.schedule.buffers.itemsize
@@ -237,16 +223,14 @@ def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def functions(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """In a fused nest, the large statements of each loop's body marked to be compiled as
-    functions of their own (:func:`.fusion.own_functions`, :attr:`.ir.Loop.apart`)."""
+    """A fused loop's large statements as functions of their own (:func:`.fusion.own_functions`)."""
     return _bodies(program, "functions", lambda nest: tuple(
         replace(node, apart=own_functions(node.body)) if isinstance(node, Loop) else node for node in nest.body)
         if nest.fused else None)
 
 
 def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """An ``inout`` slot of a loop step read from the caller's input up to its first
-    assignment where :func:`.ir.input_reads` is sure of it (:attr:`.ir.Nest.inputs`)."""
+    """An ``inout`` slot read from the caller's input up to its assignment (:func:`.ir.input_reads`)."""
     inout = {n for n, b in enumerate(program.buffers.buffers) if b.role == "inout"}
     found: dict[int, list[int]] = {}
     of_step: dict[int, list[int]] = {}
@@ -258,14 +242,6 @@ def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
                 found.setdefault(k, []).append(slot)
     return replace(program, nests=tuple(replace(nest, inputs=tuple(found[k]), rewrites=(*nest.rewrites, "inputs"))
                                         if k in found else nest for k, nest in enumerate(program.nests)))
-
-
-def _declares(nodes):  # the local buffers declared in ``nodes``, inside loops too (not in scalars)
-    for node in map(plain, nodes):
-        if isinstance(node, Declare):
-            yield node
-        elif isinstance(node, Loop):
-            yield from _declares(node.body)
 
 
 def place_locals(program: LoopProgram) -> LoopProgram:
@@ -287,7 +263,7 @@ def place_locals(program: LoopProgram) -> LoopProgram:
             pointer = node.slot >= first and math.prod(node.shape) > LOCAL_ARRAY_ELEMENTS
             return replace(node, home="pointer") if pointer else node
 
-        placed = any(n.slot >= first for n in _declares(nest.body))  # else the nest is not rebuilt
+        placed = any(isinstance(n, Declare) and n.slot >= first for n in walk(nest.body))  # else the nest is not rebuilt
         body = tuple(replace_nodes(node, home) for node in nest.body) if placed else nest.body
         nests.append(replace(nest, body=body, heap=sum(sizes) if heap else 0) if placed else nest)
     return replace(program, nests=tuple(nests))
@@ -296,11 +272,10 @@ def place_locals(program: LoopProgram) -> LoopProgram:
 def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ...]],
                  int_max: int) -> tuple[str, tuple[int, int, int], int] | None:
     """``(routine, leading dimensions of left, right and target, the target's elements)``
-    of one BLAS call computing ``p`` over its buffers as stored (``storage``: each slot's
-    shape): SYRK for a Gram product's upper triangle, else GEMM; None where it stays
-    loops: under :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds, a
-    buffer not 2-D or too short, an extent over ``int_max``, or a triangular product of
-    two operands (GEMM would do twice the loops' work)."""
+    of one BLAS call (SYRK for a Gram product's upper triangle, else GEMM) computing ``p``
+    over its buffers as stored, or None where it stays loops: under
+    :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`, buffers that do not fit, a
+    triangular product of two operands."""
     shapes = [tuple(storage.get(s, ())) for s in (p.left, p.right, p.target)]
     if p.loop_work < steps.PACKED_BLAS_WORK or any(len(shape) != 2 for shape in shapes):
         return None
@@ -316,9 +291,8 @@ def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ..
 
 
 def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """Each packed block product large enough as one BLAS call, SYRK or GEMM
-    (:func:`.structure.packed_product`, :func:`blas_routine`, :class:`.ir.BlasProduct`),
-    where the target calls BLAS (:attr:`LoopFacts.blas_int_max`)."""
+    """Each packed block product large enough as one BLAS call (:func:`blas_routine`), where
+    the target calls BLAS."""
     if facts.blas_int_max is None:
         return program
     int_max = facts.blas_int_max
@@ -374,17 +348,10 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
                  compressed: bool = True, parallel_work: _parallel.ParallelWork = PARALLEL_WORK,
                  fma: bool = False, skip=(), blas_int_max: int | None = None) -> LoopProgram:
     """The nests of ``schedule``'s loop steps, in order, made by :data:`LOOP_PIPELINE`
-    without the rewrites named in ``skip``.  A statement with a symmetric or blocked
-    result computes its unique set and reconstructs the rest, a structured one runs over
-    its support (``declared``: the structures the program's declarations promise, by
-    name; ``compressed=False`` skips :data:`STRUCTURE_REWRITES`: every nest dense); the
-    others may be interchanged.  Loops run on threads from ``parallel_work`` scalar
-    operations on (:func:`.parallel.mark`; a :class:`.parallel.Threshold` has one figure
-    for arithmetic and one for streaming work).  ``fma=True`` marks every nest for fused
-    multiply-adds (:attr:`.ir.Nest.fma`) and lets fused loops use the register-blocked
-    micro-kernels where they pay with it (:func:`.microkernel.enabled`).  With
-    ``blas_int_max`` (the target calls BLAS, :attr:`LoopFacts.blas_int_max`) a large
-    packed block product is one BLAS call."""
+    without the rewrites named in ``skip`` (``compressed=False``: nor
+    :data:`STRUCTURE_REWRITES`).  ``declared``: the structures the declarations promise,
+    by name; ``parallel_work``: :func:`.parallel.mark`; ``fma``: :attr:`.ir.Nest.fma`;
+    ``blas_int_max``: :attr:`LoopFacts.blas_int_max`."""
     skipped = set((skip,) if isinstance(skip, str) else skip)
     for name in sorted(skipped):
         if name not in LOOP_REWRITE_NAMES:

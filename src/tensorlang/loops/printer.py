@@ -1,15 +1,6 @@
-"""Print a loop program as readable pseudo-code (``tensorlang compile PROG --emit loops``).
-
-Loops read ``for i in range(n)`` (``range(1, n)`` where the first iteration was peeled),
-prefixed ``parallel`` (threads share the iterations) or ``simd`` (vectorized), with the
-accumulators they reduce; buffers print as the variables they hold, indices are 0-based
-positions or loop variables, ``/`` is controlled division.  Steps of the schedule that
-are not loop nests (BLAS calls) print as one line each, so the whole program reads in
-order.  A register tile (:class:`.ir.Tile`) and a packed product computed by BLAS
-(:class:`.ir.BlasProduct`) print as a line saying so, with the loop they stand for
-indented below it.  The first line lists the loop rewrites that made the program
-(:attr:`.ir.LoopProgram.rewrites`).
-"""
+"""Print a loop program as pseudo-code (``--emit loops``): loops as ``for i in range(n)``
+marked ``parallel``/``simd`` with their reductions, 0-based indices, the other steps one
+line each; a tile or BLAS product as a line above the loop it stands for."""
 
 from __future__ import annotations
 
@@ -40,30 +31,9 @@ class _Printer:
         return f"{self.names[slot]}[{','.join(map(str, indices))}]"
 
     def scalar(self, e) -> str:
-        if isinstance(e, Load):
-            return self.access(e.slot, e.indices)
-        if isinstance(e, Acc):
-            return e.name
-        if isinstance(e, Const):
-            return _number(e.value)
-        if isinstance(e, Delta):
-            return f"delta({e.first},{e.second})"
-        if isinstance(e, Epsilon):
-            return f"eps({','.join(map(str, e.indices))})"
-        if isinstance(e, Neg):
-            return f"-{self.scalar(e.arg)}"
-        if isinstance(e, Power):
-            return f"({self.scalar(e.arg)})^{e.n}"
-        if isinstance(e, Apply):
-            return f"{e.fn}({self.scalar(e.arg)})"
-        if isinstance(e, BinOp):
-            return f"({self.scalar(e.left)} {e.op} {self.scalar(e.right)})"
-        if isinstance(e, Select) and e.bounds:  # a direct sum: case k up to position bounds[k]
-            cases = ", ".join(f"<{end}: {self.scalar(c)}" for end, c in zip(e.bounds, e.cases))
-            return f"pieces({index_text(e.var)}: {cases})"
-        if isinstance(e, Select):
-            return f"select({index_text(e.var)}: {', '.join(self.scalar(c) for c in e.cases)})"
-        raise TypeError(f"not a loop-IR scalar: {e!r}")
+        if type(e) not in _SCALARS:
+            raise TypeError(f"not a loop-IR scalar: {e!r}")
+        return _SCALARS[type(e)](self, e)
 
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "  " * depth
@@ -152,6 +122,22 @@ class _Printer:
             lines.append(f"{'  ' * depth}# a heap block of {nest.heap} bytes for the large locals")
         for node in nest.body:
             self.node(node, lines, depth)
+
+
+def _select(p: _Printer, e: Select) -> str:
+    if e.bounds:  # a direct sum: case k up to position bounds[k]
+        return f"pieces({index_text(e.var)}: {', '.join(f'<{end}: {p.scalar(c)}' for end, c in zip(e.bounds, e.cases))})"
+    return f"select({index_text(e.var)}: {', '.join(p.scalar(c) for c in e.cases)})"
+
+
+#: Each scalar kind's text, by node kind.
+_SCALARS = {
+    Load: lambda p, e: p.access(e.slot, e.indices), Acc: lambda p, e: e.name, Const: lambda p, e: _number(e.value),
+    Delta: lambda p, e: f"delta({e.first},{e.second})", Epsilon: lambda p, e: f"eps({','.join(map(str, e.indices))})",
+    Neg: lambda p, e: f"-{p.scalar(e.arg)}", Power: lambda p, e: f"({p.scalar(e.arg)})^{e.n}",
+    Apply: lambda p, e: f"{e.fn}({p.scalar(e.arg)})", BinOp: lambda p, e: f"({p.scalar(e.left)} {e.op} {p.scalar(e.right)})",
+    Select: _select,
+}
 
 
 def to_text(program: LoopProgram, schedule: Schedule) -> str:

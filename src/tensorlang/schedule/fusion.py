@@ -1,9 +1,5 @@
-"""Fusion over a shared outer (batch) loop: which consecutive statements run inside one
-loop over their common first index, and which temporaries shrink to one iteration's size.
-
-:func:`fusion_groups` decides it, once per schedule: legality in :func:`_candidates`, cost
-in :class:`Fusion`, and the hoisted transposes; the rules and why they pay are
-docs/c-backend.md, "Fused loops over a shared batch".
+"""Fusion over a shared batch loop (:func:`fusion_groups`: legality in :func:`_candidates`,
+cost in :class:`Fusion`, hoisted transposes): docs/c-backend.md, "Fused loops over a shared batch".
 """
 
 from __future__ import annotations
@@ -27,20 +23,15 @@ MAX_FUSED_STATEMENTS = 32
 #: A group past the whole L2 fuses within FUSION_PAST_L2 times it where fusing cuts the bytes moved PAST_L2_SAVING times.
 FUSION_PAST_L2, PAST_L2_SAVING = 4, 2.5
 
-#: A statement with fewer multiply-adds keeps the dot-product (accumulator) form in the loop stage
-#: (loops/interchange.py's INTERCHANGE_WORK), where a transposed read is no better: no transpose for it.
-MIN_TRANSPOSE_WORK = 1 << 10
-
-#: Only matrices up to this size on a side are transposed once per call (a big one's would cost more than it saves).
-MAX_TRANSPOSE = 64
+#: Transposed once per call: matrices up to MAX_TRANSPOSE a side read by a statement of at least
+#: MIN_TRANSPOSE_WORK multiply-adds (below: the accumulator form, loops/interchange.py).
+MIN_TRANSPOSE_WORK, MAX_TRANSPOSE = 1 << 10, 64
 
 
 @dataclass(frozen=True)
 class Local:
-    """A variable that lives inside a fused loop: a temporary of one iteration
-    (``per_iteration``: its first dimension, the batch, is dropped from its storage) or
-    a transposed copy of a small matrix made before the loop."""
-
+    """A variable inside a fused loop: one iteration's temporary (``per_iteration``: stored
+    without its batch dimension) or a transposed copy made before the loop."""
     name: str
     shape: tuple[int, ...]
     per_iteration: bool
@@ -53,11 +44,8 @@ class Local:
 
 @dataclass(frozen=True)
 class Fusion:
-    """One fused group: statements ``start .. start+len(statements)-1`` of the program
-    run inside one loop over ``var`` (extent ``extent``).  ``statements`` are the
-    group's statements with their batch index renamed to ``var`` and transposed reads
-    in place; ``prologue`` fills the transposed copies before the loop."""
-
+    """One fused group: statements from ``start`` inside one loop over ``var`` (renamed, the
+    transposed reads in place); ``prologue`` fills the transposed copies before the loop."""
     start: int
     statements: tuple[ir.Statement, ...]
     var: str
@@ -88,18 +76,13 @@ class Fusion:
         return text
 
 
-#: Per-iteration temporaries whose lives do not overlap share one local buffer
-#: (:func:`share_locals`): the inverse Helmholtz operator's six temporaries of n³ values
-#: then take two buffers, which stay in L1 up to n = 12, instead of six.
+#: Per-iteration temporaries whose lives do not overlap share one local buffer (:func:`share_locals`).
 SHARE_LOCALS = True
 
 
 def share_locals(statements, slot_of: dict[str, int], storage: dict[int, tuple[int, ...]]) -> dict[int, int]:
-    """Which per-iteration locals (``slot_of``: by name) reuse another's buffer: slot ->
-    the slot whose buffer it takes.  A local lives from the statement that writes it to
-    the last statement that reads it (inclusive: a statement never writes a buffer it
-    reads); one whose life starts after another's ended, with the same storage, takes
-    that buffer (greedy, in program order, as 002 §6 shares temporaries by liveness)."""
+    """Which per-iteration locals (``slot_of``: by name) reuse another's buffer (slot -> its
+    slot): one of the same storage whose life ended before, greedy in order (002 §6)."""
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for n, stmt in enumerate(statements):
@@ -149,10 +132,8 @@ def _misread(stmt: ir.Statement) -> set[str]:
 
 
 def _candidates(program: ir.Program) -> list[tuple[int, list[ir.Statement]]]:
-    """Maximal runs of consecutive statements that may share a batch loop (greedy, in
-    order): every variable written in a run is read only at the reading statement's batch
-    index.  A run keeps what it writes and what it reads off the batch index, so that
-    adding a statement reads that statement alone."""
+    """Maximal runs of consecutive statements that may share a batch loop (greedy): every
+    variable written in a run is read only at the reading statement's batch index."""
     runs: list[tuple[int, list[ir.Statement]]] = []
     current: list[ir.Statement] = []
     written: set[str] = set()
@@ -282,10 +263,8 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
 
 def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
                   cache: CacheSizes | None = None, splits: Callable[[ir.Statement], bool] | None = None) -> tuple[Fusion, ...]:
-    """The fused groups of ``program``, in order (docs/c-backend.md, "Fused loops over a shared batch").
-    ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
-    statement-by-statement schedule).  ``splits``: whether a statement is a GEMM that a fused
-    loop would split into matrix-vector products (:func:`.plan.gemm_splits`; None: all are)."""
+    """The fused groups of ``program``, in order (``TENSORLANG_FUSE=0``: none).  ``splits``:
+    :func:`.plan.gemm_splits` (None: every statement splits)."""
     if not env_flag("TENSORLANG_FUSE", True):
         return ()
     cache = cache or cache_sizes()
@@ -297,8 +276,7 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
 
 
 def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int, splits=None) -> str:
-    """What ``tensorlang analyze`` prints about fusion: each fused group, its statements
-    (numbered as in the optimized program) and its cost; empty when nothing fuses."""
+    """What ``tensorlang analyze`` prints about fusion (empty when nothing fuses)."""
     groups = fusion_groups(program, roles, itemsize, splits=splits)
     if not groups:
         return ""

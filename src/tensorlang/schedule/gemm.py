@@ -1,8 +1,5 @@
-"""A matmul step as row-major GEMMs over its buffers as they are, with no copy
-(:func:`gemm_of`): the one decision the NumPy runner's ``numpy.matmul`` over views
-(targets/numpy/matmul.py) and the C target's ``dgemm``/``dgemv`` calls
-(targets/c/blascall.py) share.  Where it is None the step needs a copy: the NumPy runner
-makes it, and the C target leaves the step to that runner (:func:`runs`).
+"""A matmul step as row-major GEMMs over its buffers as they are (:func:`gemm_of`; None: it
+needs a copy), the one decision of numpy.matmul over views and the C target's BLAS calls.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from .steps import EinsumStep, GemmStep, ModeStep, gemm_groups
 class Gemm:
     """``C_t = scale · op(A_t) op(B_t)`` for t < batch, row-major: op(A) is m×k, op(B) k×n,
     C m×n; A stored k×m when ``trans_a`` (else m×k), B stored n×k when ``trans_b``."""
-
     batch: int
     m: int
     n: int

@@ -1,12 +1,6 @@
-"""A Gram product the optimizer turned into a chain, taken back: ``S = (X W)ᵀ (X W)``,
-computed by the contraction order as ``Y = X W; T[i,l] = Σ_r X[r,l] Y[r,i]; S = T W``,
-becomes ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` (:func:`gram_chains`) where that statement is a
-Gram step that pays (:class:`.steps.GramStep`) and does less work than the pair
-(docs/c-backend.md, the Gram step).  The match is exact, not a heuristic: the pair's
-composition ``S = Σ Y[..i..] R[..j..]`` is compared, factor by factor and up to a renaming
-of the summed indices, with Y times Y's own definition renamed (``R`` must *be* that
-definition), every scale 1, and nothing between Y's statement and S writes Y or what Y's
-statement reads.
+"""A Gram product the optimizer turned into a chain, taken back: ``Y = X W; T[i,l] = Σ_r
+X[r,l] Y[r,i]; S = T W`` becomes ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` where that is a Gram step
+that pays and does less work (an exact match: docs/c-backend.md, "Gram steps").
 """
 
 from __future__ import annotations
@@ -115,10 +109,8 @@ def merged_pair(definition: ir.Statement, middle: ir.Statement, last: ir.Stateme
 
 
 def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:
-    """``program`` with each pair ``T = Σ ... Y ...; S = Σ ... T ...`` (T a temporary only
-    S reads) that computes ``S = YᵀY`` (:func:`merged_pair`) replaced by that Gram
-    product, where it is a Gram step that pays (:class:`.steps.GramStep`) and does fewer
-    multiply-adds than the pair (counted as the Gram kernel's sorted entries)."""
+    """``program`` with each pair ``T = Σ ... Y ...; S = Σ ... T ...`` that computes ``S =
+    YᵀY`` (:func:`merged_pair`) replaced by that Gram product where it pays."""
     roles = declared_roles(program.decls) if roles is None else roles
     statements, shapes = list(program.statements), program.shapes
     # per name, counted once and kept as pairs merge (a scan per pair was quadratic); a
@@ -157,8 +149,11 @@ def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
                     readers.update(dict.fromkeys(s.reads, sign))
                 changed = True
                 break
-    if not changed:
-        return program
+    return with_statements(program, statements, roles) if changed else program
+
+
+def with_statements(program: ir.Program, statements, roles: Mapping[str, str]) -> ir.Program:
+    """``program`` running ``statements``, less the temporaries they no longer use."""
     kept = {name for s in statements for name in (s.target, *s.reads)}
     return replace(program, decls=tuple(d for d in program.decls if d.name in kept or d.name in roles and
                                         roles[d.name] != Role.TEMP), statements=tuple(statements))

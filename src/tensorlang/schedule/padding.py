@@ -26,16 +26,13 @@ def padded(n: int, pad: int) -> int:
 
 
 def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
-    """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up to a
-    multiple of ``pad`` (the loops only ever run the contiguous index over its padded
-    extent, so padding the others would only add memory traffic)."""
+    """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up."""
     if pad <= 1 or not shape:
         return tuple(shape)
     return (*shape[:-1], padded(shape[-1], pad))
 
 
-#: The largest pad: 4096 elements (32 KiB of doubles, far past any SIMD width or cache
-#: line).  A larger one only wastes memory, and 2**63 does not fit the C code's integers.
+#: The largest pad (far past any SIMD width or cache line).
 MAX_PAD = 2**12
 
 
@@ -78,12 +75,8 @@ def vanishes(e: ir.Expr, var: str) -> bool:
 
 
 def reads_padded_only(body: ir.Expr, var: str, layout: frozenset[str] | None = None) -> bool:
-    """Whether every access that ``var`` indexes has a padded dimension there, so a loop
-    over ``var``'s padded extent stays inside every buffer: with the last dimension
-    padded, when ``var`` only ever indexes last dimensions (``A[i,k]`` padded over k, not over i).  Never when ``var`` selects the
-    piece of a direct sum ⊕ or the item of a stack: the last piece is read at
-    ``var - S_k``, which the padding of the whole does not keep inside that piece's buffer.
-    ``layout``: the variables whose buffers are padded (None: every one)."""
+    """Whether ``var`` only ever indexes padded last dimensions (of the buffers in ``layout``;
+    None: every one) and selects no piece of a direct sum or item of a stack."""
     for node in ir.nodes(body):
         if isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index):
             return False  # a piece read at var - S_k, or an item chosen by var: no padded slot there
@@ -96,10 +89,8 @@ def reads_padded_only(body: ir.Expr, var: str, layout: frozenset[str] | None = N
 
 
 def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozenset[str]:
-    """The summed index names whose loops may run over padded extents: the innermost
-    (last) index of a Σ, bound only by Σ (never by Π, max, min), and at every Σ that
-    binds the name the summand vanishes at its padding.  A Σ's other indices keep their
-    true extents: their loops are outside the innermost one, where padding only adds work."""
+    """The summed index names whose loops may run over padded extents: the last index of a
+    Σ (only), bound only by Σ, whose summand vanishes at its padding."""
     allowed: dict[str, bool] = {}
     for node in ir.nodes(body):
         if isinstance(node, (ir.Sum, ir.Reduce)):
@@ -117,11 +108,8 @@ def _has_affine(body: ir.Expr) -> bool:
 
 @dataclass(frozen=True)
 class StatementPadding:
-    """How one statement runs under ``pad``: its mode (:data:`PADDED`, :data:`REZEROED`,
-    :data:`TRUE`), the padded extent of each index name whose loop runs padded, the
-    target dimensions whose padding is set to zero afterwards (all of them, or only the
-    last, or none), and why."""
-
+    """How one statement runs under ``pad``: its mode, the padded extents of the loops that
+    run padded, the target dimensions re-zeroed afterwards, and why."""
     pad: int
     mode: str
     extents: dict[str, int] = field(default_factory=dict)
@@ -146,11 +134,8 @@ class StatementPadding:
 
 def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
            layout: frozenset[str] | None = None) -> StatementPadding:
-    """The padding mode of ``stmt`` under ``pad`` (docs/c-backend.md, "Padding"); ``in_place``: whether it
-    writes its target directly (else through the scratch buffer, whose copy brings its
-    whole padded layout along: then every dimension's padding is re-zeroed).
-    ``layout``: the variables whose buffers are padded (None: every one; a fused loop's
-    locals under ``local_pad``): a loop over an index of any other keeps its true extent."""
+    """The padding mode of ``stmt`` under ``pad`` (docs/c-backend.md, "Padding"); ``in_place``:
+    it writes its target directly; ``layout``: the padded variables (None: every one)."""
     rank = len(stmt.index)
     every = tuple(range(rank)) if not in_place else ()
     if pad <= 1:
@@ -199,18 +184,14 @@ def padding_report(program: ir.Program, pad: int) -> str:
     return "\n".join(lines)
 
 
-#: With padded buffers a BLAS step also competes with a remainder-free padded loop nest,
-#: which wins while the matrices are narrow (docs/performance.md, "Padding", and
-#: "Measurement history").  So a step on padded buffers needs both of the matrix's sides
-#: (J and M of a mode product, the summed and right extents of a GEMM) at least this.
+#: A BLAS step on padded buffers needs both of the matrix's sides at least this (the padded
+#: loop nest wins on narrower ones: docs/performance.md, "Padding").
 PADDED_BLAS_MIN = 32
 
 
 def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> str | None:
-    """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else
-    why not: a mode product or a GEMM of matrices whose every operand is a stack of matrices
-    with the padded dimension last and never merged (docs/c-backend.md, "BLAS steps on
-    padded buffers")."""
+    """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else why
+    not (docs/c-backend.md, "BLAS steps on padded buffers")."""
     from .steps import GemmStep, ModeStep  # steps knows nothing of padding
 
     if isinstance(step, ModeStep):
@@ -231,54 +212,33 @@ def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]])
     return "an einsum step runs on unpadded arrays"
 
 
-#: ``pad="auto"`` pads only a program that does at least this many flops per element it
-#: copies in and out of padded buffers (a padded call copies every input given as a plain
-#: array, and every result written into an ``out=`` array: about 2 bytes moved per byte
-#: held), and at least :data:`AUTO_MIN_ELEMENTS` elements: below that a padded call's
-#: fixed cost (its buffers, its Python path with ``out=``) is more than a remainder costs.
+#: ``pad="auto"`` (docs/c-backend.md, "What auto chooses"; the measurements: docs/performance.md,
+#: "Padding that wins", "pad=auto weighs the remainder", "Register tiles for ragged rows"):
+#: the program's buffers where it does this many flops per element copied and has this many elements,
 AUTO_FLOPS_PER_COPIED = 16
 AUTO_MIN_ELEMENTS = 1 << 14
-
-#: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
-#: arithmetic is the limit: at least this many flops per byte the loop moves through
-#: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
-#: not speed up, and the copies through the locals only add instructions.
+#: a fused loop's locals where it does this many flops per byte it moves, a row grows at most
+#: this much, and, past this fraction of L2, every buffer instead where that pays;
 AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
-#: ... and where padding makes a row at most this much longer: the statements that are no
-#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows too.
 AUTO_LOCAL_MAX_GROWTH = 1.5
-#: Where one iteration's padded locals take more than this fraction of L2, copying
-#: through them costs about what copying the caller's arrays does: there ``pad="auto"``
-#: pads every buffer instead, where that keeps the fused loops, the schedule has loop
-#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals.
-#: The measurements behind these three: docs/performance.md, "Padding that wins" and
-#: "pad=auto weighs the remainder".
 AUTO_LOCAL_L2_FRACTION = 0.25
-#: Rows of at least one tile vector (:data:`tensorlang.machine.TILE_BYTES`) in a fused
-#: loop's products are register tiles, their last vector masked (loops/microkernel.py
-#: ``RAGGED_MIN_BYTES``): padding them saves no vector operation, and the padded locals
-#: measured 1.2-1.5× slower than the ragged tiles at n = 11-15 (docs/performance.md,
-#: "Register tiles for ragged rows").
+#: none where rows of this many bytes are register tiles with a masked last vector.
 RAGGED_TILE_BYTES = TILE_BYTES
 
 
 @dataclass(frozen=True)
 class AutoPad:
-    """What ``pad="auto"`` chose for a program: ``pad`` (1: no padding of the program's
-    buffers), ``locals`` (the padding of the fused loops' locals: ``pad`` if more than 1,
-    else :func:`with_local_copies`'s; 1: none) and why."""
-
+    """What ``pad="auto"`` chose: ``pad`` for the program's buffers, ``locals`` for the fused
+    loops' locals (1: none), and why."""
     pad: int
     why: str
     locals: int = 1
 
 
 def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
-    """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
-    for the buffers (``pad``) or the fused loops' locals (``locals``) where padding
-    removes vector remainders and pays, else no padding.  ``schedule`` is the program's
-    *unpadded* schedule.  The rule, step by step, with the measurements behind each:
-    docs/c-backend.md, "What auto chooses"."""
+    """``pad="auto"`` (000 §4): the vector ``width`` (elements) for the buffers or the fused
+    loops' locals where padding removes remainders and pays, given the *unpadded*
+    ``schedule`` (docs/c-backend.md, "What auto chooses")."""
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
     fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]
@@ -340,12 +300,8 @@ def _copies_refused(program: ir.Program) -> str | None:
 
 
 def vector_ops(n: int, width: int) -> int:
-    """The vector operations a compiler spends on a row of ``n`` elements with vectors of
-    ``width``: whole vectors, then the remainder as one half-width vector where it has
-    that many elements and single elements for the rest (gcc 12 on AVX-512: a row of 7
-    doubles is 4 lanes and 3 scalars, of 13 one vector, 4 lanes and 1 scalar).  Padding
-    the row to a multiple of ``width`` leaves whole vectors only: it pays where that is
-    fewer (7, 13, 5 … at 8 lanes; not 9 or 12)."""
+    """The vector operations gcc spends on a row of ``n`` elements with vectors of ``width``:
+    whole vectors, a half-width one, then single elements (7 doubles at 8 lanes: 4 and 3)."""
     half = width // 2
     whole, rest = divmod(n, width)
     if half < 1:
@@ -354,8 +310,7 @@ def vector_ops(n: int, width: int) -> int:
 
 
 def _memory_bound(groups) -> str | None:
-    """Why padding fused ``groups`` would not pay: one is bound by memory, which whole
-    vectors do not move (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`; None: none is)."""
+    """Why padding fused ``groups`` would not pay: one is bound by memory (None: none is)."""
     for group in groups:
         flops = _flops(group.statements)
         if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
@@ -365,8 +320,7 @@ def _memory_bound(groups) -> str | None:
 
 
 def _locals_held(group, width: int, itemsize: int) -> int:
-    """The bytes of one iteration of fused ``group``'s locals padded to ``width``: each
-    target's slice and each local that is not per iteration (a transposed matrix)."""
+    """The bytes of one iteration of fused ``group``'s locals padded to ``width``."""
     slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]
     slices += [local.storage for local in group.locals if not local.per_iteration]
     return sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
@@ -380,18 +334,13 @@ def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
 
 
 def _flops(statements) -> int:
-    """The flops of ``statements``: each target's points times its body's
-    (:func:`analysis.cost.body_flops`)."""
+    """The flops of ``statements``: each target's points times its body's."""
     return sum(math.prod(n for _, n in stmt.index) * body_flops(stmt.body) for stmt in statements)
 
 
 def fuses_padded(group, pad: int) -> bool:
-    """Whether fused group ``group`` (:class:`.fusion.Fusion`) runs under ``pad`` as it
-    does unpadded: inside one loop over its batch index, its per-iteration temporaries
-    padded locals (loops/fusion.py).  That needs every statement's batch loop to keep its
-    true extent (the batch is never the padded last index: each target, prologue's
-    included, has a dimension after it) and every statement to write its target in
-    place, so its padding can be re-zeroed inside the iteration that wrote it."""
+    """Whether fused ``group`` stays fused under ``pad``: every statement in place, its batch
+    loop at its true extent (never the padded last index)."""
     from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
 
     for stmt in (*group.prologue, *group.statements):
@@ -404,10 +353,8 @@ def fuses_padded(group, pad: int) -> bool:
 
 def local_rezero(stmt: ir.Statement, pad: int, layout: frozenset[str] | None = None,
                  ran_padded: bool = True) -> tuple[int, ...]:
-    """The target dimensions whose padding is set to zero after ``stmt`` writes a local of
-    a fused loop (loops/fusion.py): a local is not zeroed when declared, so its padding is
-    zeroed after every statement that does not write exact zeros there: all but a
-    :data:`PADDED` one whose loops ``ran_padded``; only the last dimension is padded."""
+    """The target dimensions re-zeroed after ``stmt`` writes a fused loop's local (never
+    zeroed when declared): all but after a :data:`PADDED` statement that ``ran_padded``."""
     chosen = decide(stmt, pad, True, layout)
     if pad <= 1 or not stmt.index or (chosen.mode == PADDED and ran_padded):
         return chosen.rezero
@@ -415,15 +362,9 @@ def local_rezero(stmt: ir.Statement, pad: int, layout: frozenset[str] | None = N
 
 
 def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[ir.Program, frozenset[str]]:
-    """``program`` with each fused group's batched program buffers (000 §4, padding the
-    locals only: schedule/plan.py ``local_pad``) read and written through a copy of one
-    iteration: before the group ``X_p[e,...] = X[e,...]`` for each variable X the group
-    reads at its batch index and does not write, after it ``Y[e,...] = Y_p[e,...]`` for
-    each target Y the group writes that outlives it, where X's or Y's last extent leaves
-    a remainder of ``width``; the group's statements use X_p and Y_p.  Fused again, the
-    copies are per-iteration locals, padded: every statement between the copies runs its
-    rows over padded extents (no remainder), and only the copies run the true ones.
-    Returns the program and the names of the copies."""
+    """``program`` with each fused group's batched buffers with a remainder of ``width``
+    read through ``X_p[e,...] = X[e,...]`` before the group and written through
+    ``Y[e,...] = Y_p[e,...]`` after it (plan's ``local_pad``), and the copies' names."""
     from ..semantics.interface import Role
 
     statements = list(program.statements)

@@ -1,13 +1,7 @@
-"""The schedule of a program: its buffers and the steps that run its statements.
-
-:func:`plan` decides, once per kernel and for every target alike, the **buffer plan**
-(:class:`BufferPlan`: a slot per variable, temporaries sharing dead ones' slots, 002
-§6.2-6.3, the scratch slot of ev-stmt, the pooled temporaries), **BLAS or loops** for
-each statement (:func:`choose`, with the reason either way), the **grouping** of
-consecutive loop statements into one :class:`~.steps.LoopStep` (one C function), and
-**fusion** (:mod:`.fusion`: statements that share a batch loop run inside one, their
-temporaries shrunk to one iteration's locals).  ``tensorlang compile PROG --emit
-schedule`` prints it (:mod:`.printer`).
+"""The schedule of a program (:func:`plan`, once per kernel for every target): the buffer
+plan (:class:`BufferPlan`, 002 §6.2-6.3), BLAS or loops per statement (:func:`choose`),
+loop statements grouped into :class:`~.steps.LoopStep` s, and fusion (:mod:`.fusion`);
+``--emit schedule`` prints it (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -30,7 +24,7 @@ from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
 from .gemm import runs
-from .gram_chain import gram_chains
+from .gram_chain import gram_chains, with_statements
 from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
                     einsum_step, gemm_step, gram_step, mode_step)
@@ -42,14 +36,11 @@ SCRATCH = "<scratch>"
 
 @dataclass(frozen=True)
 class Buffer:
-    """One slot: a variable (or the scratch buffer) with its shape and its part in a call.
-    Temporaries and the scratch buffer are ``temp``: the caller never sees them."""
-
+    """One slot: a variable (or the scratch buffer) with its shape and its role in a call."""
     name: str
     shape: tuple[int, ...]
     role: str
-    #: 002 Fig. 20 by size: the temporary whose buffer this slot is a view of (its first
-    #: ``size`` elements in this slot's shape), "" for a slot with memory of its own
+    #: 002 Fig. 20 by size: the temporary whose buffer this slot is a view of ("": its own memory)
     alias: str = ""
 
     @property
@@ -63,27 +54,16 @@ class Buffer:
 
 @dataclass(frozen=True)
 class BufferPlan:
-    """The slots of a schedule (slot n is ``buffers[n]``) and the element size.
-
-    ``shared``: the temporaries that live in another's buffer (memory reuse by liveness,
-    002 §6.2-6.3, :func:`..analysis.liveness.reuse`).  One of the owner's shape has no
-    slot of its own: :attr:`slot_of` maps it to the owner's slot, so the loop IR, the BLAS
-    steps and every printer see one buffer.  One of another shape (Fig. 20 by size) has
-    an *alias* slot of its own shape (:attr:`Buffer.alias`, one per owner and shape) that
-    the targets make a view of the owner's memory: every loop nest and BLAS step indexes
-    it with its own shape, and the C functions drop ``restrict`` for such slots
-    (:attr:`aliased`)."""
-
+    """The slots of a schedule (slot n is ``buffers[n]``) and the element size.  ``shared``:
+    the temporaries in another's buffer (002 §6.2-6.3): of the owner's shape through its
+    slot (:attr:`slot_of`), of another through an alias slot, a view (:attr:`aliased`)."""
     buffers: tuple[Buffer, ...]
     itemsize: int
     shared: tuple[Sharing, ...] = ()
     #: 000 §4: buffers padded to multiples of ``pad`` (1: none; schedule/padding.py says which dimensions)
     pad: int = 1
-    #: the fused loops' locals (:mod:`.fusion`): slots ``len(buffers)``, ``len(buffers)+1``, ...
-    locals: tuple[Local, ...] = ()
-    #: 000 §4 for the locals only (``pad`` 1): each local's last dimension padded to a
-    #: multiple of ``local_pad``, the program's buffers as they are (schedule/padding.py,
-    #: :func:`~.padding.with_local_copies`)
+    locals: tuple[Local, ...] = ()  # the fused loops' locals (:mod:`.fusion`), slots from ``len(buffers)``
+    #: 000 §4 for the locals only (``pad`` 1: :func:`~.padding.with_local_copies`)
     local_pad: int = 1
 
     @property
@@ -93,8 +73,7 @@ class BufferPlan:
 
     @cached_property
     def padded_names(self) -> frozenset[str] | None:
-        """The variables whose buffers are padded by :attr:`fused_pad`: every one (None)
-        under ``pad``, the locals under ``local_pad``."""
+        """The variables padded by :attr:`fused_pad`: every one (None) under ``pad``, else the locals."""
         return None if self.pad > 1 else frozenset(local.name for local in self.locals)
 
     @cached_property  # (a large program asks for it per statement: computed once)
@@ -107,8 +86,7 @@ class BufferPlan:
 
     @property
     def storage_shapes(self) -> tuple[tuple[int, ...], ...]:
-        """Each slot's shape in memory: its shape padded (schedule/padding.py); the flat
-        scratch slot is already as large as the largest padded target that needs it."""
+        """Each slot's shape in memory, padded (the flat scratch slot is already large enough)."""
         if self.pad <= 1:
             return self.shapes
         return tuple(b.shape if b.name == SCRATCH else padded_shape(b.shape, self.pad) for b in self.buffers)
@@ -147,8 +125,7 @@ class BufferPlan:
         return len(self.buffers) - 1 if self.buffers and self.buffers[-1].name == SCRATCH else None
 
     def scratch_for(self, stmt: ir.Statement) -> int:
-        """The scratch slot that ``stmt``, which cannot write its target in place, writes
-        instead: :func:`buffer_plan` makes one whenever the program has such a statement."""
+        """The scratch slot that ``stmt``, which cannot write its target in place, writes instead."""
         if self.scratch is None:
             raise ValueError(f"the buffer plan has no scratch slot for {stmt.target!r}, which needs one")
         return self.scratch
@@ -160,26 +137,19 @@ class BufferPlan:
 
     @property
     def pool_bytes(self) -> int:
-        """The bytes of one set of pooled buffers (a call takes one set; alias slots are
-        views of their owners' buffers and take nothing)."""
+        """The bytes of one set of pooled buffers (a call's; alias slots take nothing)."""
         storage = self.storage_shapes
         return sum(math.prod(storage[n]) for n in self.pooled if not self.buffers[n].alias) * self.itemsize
 
     @cached_property
     def aliased(self) -> frozenset[int]:
         """The slots whose memory another slot shares (alias slots and their owners)."""
-        slots = {b.name: n for n, b in enumerate(self.buffers)}
-        found: set[int] = set()
-        for n, b in enumerate(self.buffers):
-            if b.alias:
-                found.update((n, slots[b.alias]))
-        return frozenset(found)
+        return frozenset(s for n, b in enumerate(self.buffers) if b.alias for s in (n, self.slot_of[b.alias]))
 
 
 @dataclass(frozen=True)
 class Schedule:
     """Steps in order over one buffer plan, for one dtype."""
-
     buffers: BufferPlan
     steps: tuple[Step, ...]
     dtype: str
@@ -188,13 +158,9 @@ class Schedule:
 
 
 def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
-    """The test 002 Fig. 16 needs of a statement that is to write the buffer it reads:
-    it surely runs as a loop nest, because :func:`.steps.blas_shape` refuses it or the
-    BLAS step it would be does not pay (:func:`choose`'s test without the slots, which do
-    not change the work).  Σ statements included: once memory reuse has renamed the
-    dying variable to the target (:func:`fig16_renamed`), the statement reads its own
-    target, so it keeps the accumulator form (each point's sums finished before its
-    store; no interchange, no micro-kernel) and never becomes a BLAS step."""
+    """The test 002 Fig. 16 needs of a statement that is to write the buffer it reads: it
+    surely runs as a loop nest (:func:`choose`'s test without the slots), where renamed
+    (:func:`fig16_renamed`) it keeps the accumulator form."""
     slot_of = dict.fromkeys(shapes, 0)
     shapes = dict(shapes)
 
@@ -204,10 +170,8 @@ def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False)
 
 
 def gemm_splits(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
-    """The test :func:`.fusion.fusion_groups` makes of a run past half the L2: whether a
-    statement, alone a BLAS step (:func:`loop_statements` says no), is with its batch index
-    fixed one GEMM with M or N 1, so that a fused loop would read its other matrix whole
-    for each row (docs/c-backend.md, "Fused loops over a shared batch")."""
+    """Whether a statement, alone a BLAS step, is with its batch index fixed one GEMM with M
+    or N 1 (:func:`.fusion.fusion_groups`; docs/c-backend.md, "Fused loops over a shared batch")."""
     runs_as_loops = loop_statements(shapes, from_c)
 
     def splits(stmt: ir.Statement) -> bool:
@@ -240,12 +204,9 @@ def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
                 pad: int = 1, locals_: tuple[Local, ...] = (), into_results: bool = True,
                 sums: bool = True, from_c: bool = False) -> BufferPlan:
-    """A slot per declared variable, in order, except the temporaries that reuse a dead
-    temporary's buffer (``reuse``, 002 §6.2-6.3: :func:`..analysis.liveness.reuse`), and
-    the scratch slot when a statement needs one (as large as the largest target that
-    needs it).  ``roles`` defaults to the declarations' (semantics/interface.py); a name
-    without a role is a temporary.  ``locals_``: the fused loops' locals, which get no
-    slot (and take no part in memory reuse)."""
+    """A slot per declared variable, in order, but the temporaries that reuse a dead one's
+    buffer (``reuse``, 002 §6.2-6.3) and ``locals_`` (the fused loops'), then the scratch
+    slot where a statement needs one.  ``roles``: the declarations' by default."""
     if roles is None:
         roles = declared_roles(program.decls)
     own = {local.name for local in locals_}
@@ -274,9 +235,7 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
 
 
 def _through_aliases(shared, owners, aliases, shapes) -> tuple[Sharing, ...]:
-    """``shared`` with each temporary mapped to the slot it is indexed through: its
-    owner's when it has the owner's shape, else the alias slot of its shape (an alias
-    slot's own temporary keeps its owner: it is a slot of the plan, a view of the owner's)."""
+    """``shared`` with each temporary mapped to the slot it is indexed through."""
     out = []
     for s in shared:
         owner = owners[s.name]
@@ -297,14 +256,10 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False,
            gram: int | None = None, gemm_copies: bool = True) -> Step | str:
-    """The library step that runs ``stmt``, or why the loop nest does: a Gram product when
-    the target offers one (``gram``: the vector bytes of its generated C, None: no Gram
-    steps) and it pays, else a mode product when it pays, else a two-tensor GEMM, else
-    opt_einsum's path for more tensors.  With padded buffers only a step that runs on the
-    padded buffers' views as it is (:func:`.padding.blas_on_padded`: the padded row stride
-    is BLAS's leading dimension).  ``from_c``: the target calls BLAS from C
-    (:data:`.steps.C_BLAS_WORK`).  ``gemm_copies=False``: a GEMM over operands out of
-    order (:attr:`.steps.GemmStep.copies`) is an einsum step (the NumPy target's choice)."""
+    """The library step that runs ``stmt`` (a probe, a Gram product where ``gram``, the
+    vector bytes, allows, a mode product, a GEMM, opt_einsum's path), or why the loop
+    nest does (docs/c-backend.md, "BLAS steps").  ``from_c``: :data:`.steps.C_BLAS_WORK`;
+    ``gemm_copies=False``: a GEMM that copies is an einsum step."""
     library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
     if library is not None:
         return library
@@ -337,17 +292,15 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     return replace(step, reason=reason)
 
 
-#: Consecutive loop statements form one C function, at most this many: gcc's time grows
-#: faster than linearly with a function's size (docs/performance.md, "Measurement history"), while a
-#: call per function costs well under a microsecond.
+#: The most consecutive loop statements in one C function (gcc's time grows faster than
+#: linearly with its size: docs/performance.md, "Measurement history").
 MAX_LOOP_STATEMENTS = 32
 
 
 def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
                 fuse: bool, from_c: bool = False, pad: int = 1) -> tuple[BufferPlan, tuple[Fusion, ...]]:
-    """The buffer plan with the fused groups' locals, and the groups.  A group is given
-    up when memory reuse put one of its non-local targets in the buffer of another
-    variable it reads (iteration e would overwrite what a later iteration still reads)."""
+    """The buffer plan with the fused groups' locals, and the groups, less those where
+    memory reuse put a target in the buffer of another variable it reads."""
     if roles is None:
         roles = declared_roles(program.decls)
     groups = fusion_groups(program, roles, np.dtype(dtype).itemsize, splits=gemm_splits(program.shapes, from_c)) if fuse else ()
@@ -371,11 +324,8 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
 
 def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool, local_pad: int,
                     buffers: BufferPlan, fusions: tuple[Fusion, ...]):
-    """``local_pad`` (000 §4 for the fused loops' locals): the program with each fused
-    group's batched buffers copied through per-iteration locals
-    (:func:`.padding.with_local_copies`), fused again, and its buffer plan padding the
-    locals; the program, plan and groups as they were where a copy would not be fused
-    (it would then be a pass of its own)."""
+    """``local_pad``: the program through :func:`.padding.with_local_copies`, fused again,
+    its plan padding the locals; as it was where a copy would not be fused."""
     if roles is None:
         roles = declared_roles(program.decls)
     rewritten, copies = with_local_copies(program, fusions, roles, local_pad)
@@ -408,15 +358,10 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
          gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True, blas_int_max: int | None = None) -> Schedule:
-    """The schedule of ``program`` for ``dtype`` (see the module's docstring), its direct
-    sums' reducing items already lifted (the pipeline's facts stage).  ``pad`` > 1 (000 §4):
-    every buffer padded, only BLAS steps that run on the padded buffers as they are.
-    ``fuse``: fused batch loops (NumPy's target passes False).  ``from_c``, ``gram``,
-    ``gemm_copies``: as :func:`choose`.  ``visits`` and ``blocks`` (the pipeline's facts):
-    sums that stay loop nests for their structure (:func:`_sparse_sums`,
-    :func:`_block_structured`).  With ``gram``, a split third moment is merged back first
-    (:func:`gram_merged`) and a ``YᵀY`` computed as ``(YᵀX) W`` taken back (:mod:`.gram_chain`).
-    ``blas_int_max`` (BLAS from generated C): where each BLAS step runs (:func:`.gemm.runs`)."""
+    """The schedule of ``program`` for ``dtype``.  ``pad`` > 1: 000 §4; ``fuse``: fused
+    batch loops; ``from_c``, ``gram``, ``gemm_copies``: as :func:`choose` (with ``gram``
+    first :func:`gram_merged` and :mod:`.gram_chain`); ``visits``, ``blocks``: the facts
+    (:func:`_sparse_sums`, :func:`_block_structured`); ``blas_int_max``: :func:`.gemm.runs`."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
@@ -464,9 +409,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
 
 def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:
     """``program`` with each third moment the optimizer split in two (``t[n,i,j] = X[n,i] *
-    X[n,j]; R[i,j,k] = Σ_n X[n,k] * t[n,i,j]``, t a temporary only the second reads) merged
-    back into one statement where that is a Gram step that pays (:class:`.steps.GramStep`:
-    a sixth of the pair product's multiply-adds, and no t)."""
+    X[n,j]; R[i,j,k] = Σ_n X[n,k] * t[n,i,j]``) merged back where that is a Gram step that pays."""
     roles = declared_roles(program.decls) if roles is None else roles
     statements, shapes = list(program.statements), program.shapes
     readers = Counter(name for s in statements for name in set(s.reads))  # statements reading each name
@@ -490,22 +433,13 @@ def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
             statements[n:n + 2] = [merged]
             readers.subtract(name for s in (pair, contraction) for name in set(s.reads))
             readers.update(set(merged.reads))
-    if len(statements) == len(program.statements):
-        return program
-    kept = {name for s in statements for name in (s.target, *s.reads)}
-    return replace(program, decls=tuple(d for d in program.decls if d.name in kept or d.name in roles and
-                                        roles[d.name] != Role.TEMP), statements=tuple(statements))
+    return program if len(statements) == len(program.statements) else with_statements(program, statements, roles)
 
 
 def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
-    """``program`` with every read of a variable that lives in its statement's target's
-    slot renamed to the target (002 Fig. 16: ``y = s * x`` with y in x's buffer runs as
-    ``y = s * y``).  Memory reuse puts a read in its statement's target's buffer only
-    when the statement, so renamed, is compatible (:func:`..analysis.liveness.reuse`), so
-    the renamed statement is an ordinary in-place statement and every later stage (BLAS
-    or loops, interchange, micro-kernels, lowering) decides by the one derivation of
-    :mod:`..analysis.inplace`, as for ``x = s * x``.  The slots are unchanged: the target
-    and the renamed read share one."""
+    """``program`` with every read of a variable in its statement's target's slot renamed to
+    the target (002 Fig. 16: ``y = s * x`` with y in x's buffer runs as ``y = s * y``, an
+    ordinary in-place statement for every later stage)."""
     slot_of = buffers.slot_of
     statements = []
     for stmt in program.statements:
@@ -522,10 +456,8 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
 
 
 def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
-    """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10:
-    ``Σ_r x_r x_rᵀ`` with x = f ⊕ vec(f⊗f)), by target, with why they stay loop nests:
-    the loops compute their unique entries only (:func:`tensorlang.loops.structure.compress`),
-    which a dense BLAS step cannot.  ``found``: the structures inferred for the program."""
+    """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10), by
+    target, with why they stay loop nests (their unique entries only)."""
     return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
@@ -541,11 +473,8 @@ def _computed(found) -> str:
 
 
 def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:
-    """The sums whose summand is zero on most of their iteration space by the
-    declarations' promises (003 Fig. 9: a product's support is the intersection), by
-    target, with why they stay loop nests: the loops visit the support only (a fixed
-    slice, an equal index, a triangle: ``visits[target]`` says how many points they visit
-    of how many dense ones), which a dense BLAS step cannot."""
+    """The sums whose summand is zero on most of their points (003 Fig. 9; ``visits``:
+    points visited and dense), by target, with why they stay loop nests."""
     chosen = {}
     for stmt in program.statements:
         points = visits.get(stmt.target)
@@ -556,8 +485,7 @@ def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> 
 
 
 def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c: bool = False) -> LoopStep:
-    """The loop step of a fused group; each statement's reason says what it would have
-    been alone."""
+    """The loop step of a fused group, each reason what the statement would be alone."""
     reasons = []
     for stmt in original:
         alone = choose(stmt, buffers, blas, from_c)  # only its reason is kept: the slots do not matter

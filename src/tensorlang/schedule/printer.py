@@ -1,9 +1,5 @@
-"""Print a :class:`~.plan.Schedule` (``tensorlang compile PROG --emit schedule``).
-
-The buffer plan first (slot, variable, shape, role, pooled), with the pool's size in
-bytes for the schedule's dtype; then each step with the statements it runs and, under
-each, the reason for BLAS or loops.  Slots print as ``v0, v1, …``, as in the C source.
-"""
+"""Print a :class:`~.plan.Schedule` (``--emit schedule``): the buffer plan and pool, then
+each step with its statements and the reason for BLAS or loops under each."""
 
 from __future__ import annotations
 

@@ -27,11 +27,8 @@ def sorts(sizes: tuple[int, ...], voxel: int, n: int) -> bool:
 
 @dataclass(frozen=True)
 class ProbeStep:
-    """``target[p, α, β] = ∂^β (V_α ⊛ kernel)(M·x[p])`` for the ``n`` points of slot
-    ``points`` (n × dim), image slot ``image`` (``sizes`` samples per axis, ``ncomp``
-    doubles a sample), geometry slot ``geometry`` (per axis its world-to-index row and its
-    number of samples, dim × (dim+2)); ``sort``: the points go in the image's block order."""
-
+    """``target[p, α, β] = ∂^β (V_α ⊛ kernel)(M·x[p])`` for the ``n`` points of slot ``points``
+    (docs/internals/fields-probes.md); ``sort``: in the image's block order."""
     target: int
     image: int
     points: int

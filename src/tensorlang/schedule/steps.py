@@ -1,11 +1,6 @@
-"""The steps of a schedule: how one EIN statement (or a run of them) is computed:
-:class:`LoopStep` (generated loop nests, :mod:`tensorlang.loops`), and the library steps
-:class:`GemmStep`, :class:`ModeStep`, :class:`EinsumStep` and :class:`GramStep`.
-
-A library step is only a candidate for a statement whose shape BLAS computes
-(:func:`blas_shape`); :meth:`pays` says whether it beats the loop nest.  The steps are
-values (frozen dataclasses over buffer *slots*, see :mod:`.plan`): the targets run them,
-they decide nothing.
+"""The steps of a schedule, values over buffer slots that the targets run: :class:`LoopStep`
+(loop nests) and the library steps for statements BLAS computes (:func:`blas_shape`;
+:meth:`pays`: whether one beats the loop nest; docs/c-backend.md, "BLAS steps").
 """
 
 from __future__ import annotations
@@ -18,35 +13,21 @@ from ..ein import ir
 from ..ein.forms import monomial
 from .fusion import Fusion
 
-#: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
-#: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
-#: Python around the BLAS call, which a 2^16-flop loop finishes in.
+#: BLAS-shaped contractions with at least this many multiply-adds go to BLAS (numpy: ~10-20 µs
+#: of Python around the call, which a 2^16-flop loop finishes in).
 BLAS_WORK = 1 << 16
-
-#: With BLAS called from generated C (the C target, targets/c/blascall.py) a BLAS step
-#: costs about 0.1 µs more than its GEMM rather than ~10 µs of Python, so a single GEMM
-#: (no batch, no copy, every one of M, N and K at least C_BLAS_MIN, or a matrix times a
-#: vector) pays from this many multiply-adds: measured against the generated loops
-#: (docs/c-backend.md, "BLAS called from C").  The threshold is min(BLAS_WORK, this).
+#: With BLAS called from C a single GEMM (M, N, K at least C_BLAS_MIN, or a matrix times a
+#: vector) pays from C_BLAS_WORK (docs/c-backend.md, "BLAS called from C").
 C_BLAS_WORK = 1 << 13
 C_BLAS_MIN = 8
-
-#: A packed structured statement's block product (loops/structure.py ``packed_product``:
-#: ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over the packed unique features) is one BLAS call
-#: from C (SYRK for the Gram product, GEMM otherwise; targets/c/blascall.py) from this
-#: many multiply-adds of the block loops it replaces: measured against those loops
-#: (docs/structure.md, "Polynomial regression").
+#: A packed block product (loops/structure.py ``packed_product``) is one BLAS call from this
+#: many multiply-adds (docs/structure.md, "Polynomial regression").
 PACKED_BLAS_WORK = 1 << 20
-
-#: A batched mode product (:class:`ModeStep` with P and Q both non-trivial) is one small
-#: GEMM per element of P; it runs on BLAS only when each GEMM has at least this many
-#: multiply-adds and W is at least MODE_BATCH_MIN on each side, else as a loop nest
-#: (:meth:`ModeStep.pays`; the measurements are in docs/c-backend.md).
+#: A batched mode product runs on BLAS where each GEMM has MODE_BATCH_WORK multiply-adds and W
+#: MODE_BATCH_MIN on each side (docs/c-backend.md, "Measurements: batched mode products").
 MODE_BATCH_WORK = 1 << 19
 MODE_BATCH_MIN = 16
-
-#: The most operands one contraction of the NumPy code takes (opt_einsum's path search grows
-#: fast with the count): a step with a longer product has it contracted in chunks (its ``chunk``).
+#: The most operands one contraction of the NumPy code takes (a longer product: in chunks).
 EINSUM_CHUNK = 16
 
 
@@ -57,17 +38,14 @@ def einsum_chunk(statements) -> int:
     return EINSUM_CHUNK if longest > EINSUM_CHUNK else 0
 
 
-#: Where a BLAS step runs (its ``runs``, decided by :func:`~.plan.plan` for the target's
-#: caps, :func:`~.gemm.runs`): BLAS from generated C, numpy.matmul (on padded buffers' views), opt_einsum.
+#: Where a BLAS step runs (its ``runs``: :func:`~.gemm.runs`).
 RUNS = ("c", "matmul", "matmul-views", "opt_einsum")
 
 
 # ------------------------------------------------------------------ recognition
 def contraction_factors(stmt: ir.Statement):
     """(tensors, summed index map, scale) when the body is a scaled product of tensor
-    accesses under sums — the shape BLAS computes — else None: :func:`ein.forms.monomial`
-    with this client's policy, every factor a tensor or a number, the scale folded into
-    one float (the loop nests keep it as written: :mod:`tensorlang.loops.interchange`)."""
+    accesses under sums (:func:`ein.forms.monomial`), else None."""
     form = monomial(stmt.body)
     if not all(isinstance(f, (ir.Tensor, ir.Const)) for f in form.factors):
         return None
@@ -81,12 +59,7 @@ def multiply_adds(stmt: ir.Statement, summed) -> int:
 
 def blas_shape(stmt: ir.Statement) -> str | None:
     """None when ``stmt`` is a sum over a product of two or more tensors that a BLAS step
-    computes, else why not (the loop nest does it).
-
-    Excluded: fixed positions, affine indices and diagonals (repeated indices in one access), non-finite
-    scale factors (0 * inf must stay NaN element by element), a summed name bound twice,
-    broadcast output axes, and statements that read their own target (ev-stmt would need
-    a copy of the target, which the loop nest's scratch buffer provides)."""
+    computes, else why not."""
     found = contraction_factors(stmt)
     if found is None:
         return "not a product of tensors under a sum"
@@ -113,10 +86,8 @@ def blas_shape(stmt: ir.Statement) -> str | None:
 
 
 class _BlasStep:
-    """What the BLAS steps share: a step pays when nothing speaks against it, and by
-    default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does.
-    ``from_c``: the target calls BLAS from generated C, where one GEMM pays from
-    :data:`C_BLAS_WORK` (:attr:`single_gemm`)."""
+    """What the BLAS steps share: a step pays from :data:`BLAS_WORK` multiply-adds (with
+    ``from_c``, one GEMM from :data:`C_BLAS_WORK`) unless something else speaks against it."""
 
     if TYPE_CHECKING:  # each step provides it, as a property or as a (frozen) field
         @property
@@ -147,11 +118,8 @@ class _BlasStep:
 # ------------------------------------------------------------------ steps
 @dataclass(frozen=True)
 class LoopStep:
-    """Consecutive statements run as generated loop nests over the buffers ``slots``
-    (those their nests use, in slot order); ``reasons[k]`` says why statement k is not
-    a BLAS step.  ``fusion``: the statements run inside one loop over their shared batch
-    index (:mod:`.fusion`; ``statements`` are then the group's, batch index renamed)."""
-
+    """Consecutive statements run as loop nests over ``slots``, ``reasons[k]`` why statement
+    k is not a BLAS step; ``fusion``: inside one batch loop (:mod:`.fusion`)."""
     statements: tuple[ir.Statement, ...]
     slots: tuple[int, ...]
     reasons: tuple[str, ...]
@@ -161,14 +129,8 @@ class LoopStep:
 
 @dataclass(frozen=True)
 class GemmStep(_BlasStep):
-    """``target = scale * Σ A B`` as one ``numpy.matmul`` writing the target in place.
-
-    The operands' axes are grouped into batch (in A, B and the target), left (A and the
-    target), summed (A and B) and right (B and the target); transposed and reshaped to
-    (batch, left, summed) and (batch, summed, right), they are one batched GEMM whose
-    result is the target's buffer itself when the target orders its axes batch, left,
-    right (otherwise a temporary, copied in with the transposition)."""
-
+    """``target = scale * Σ A B`` as one batched GEMM of A as (batch, left, summed) by B as
+    (batch, summed, right), the axes moved by ``left_axes``, ``right_axes``, ``result_axes``."""
     target: int
     left: int
     right: int
@@ -205,17 +167,13 @@ class GemmStep(_BlasStep):
 
     @property
     def copies(self) -> bool:
-        """Whether an operand is not stored in (batch, left, summed) or (batch, summed,
-        right) order, or the target not in (batch, left, right): the product reads it
-        transposed (a copy where :func:`.gemm.gemm_of` is None, else BLAS's flags)."""
+        """Whether an operand or the target is not stored in the GEMM's order."""
         return (self.left_axes != tuple(range(len(self.left_axes)))
                 or self.right_axes != tuple(range(len(self.right_axes))) or self.result_axes is not None)
 
     def why_not(self, from_c: bool = False) -> str | None:
-        """Also: an operand that the product uses each element of once (a dot product's,
-        the matrix of a matrix times a vector) and that must be transposed first: the copy
-        moves as many bytes as the product reads, and the loop nest reads the operand
-        where it lies (``tr(A B)``, :mod:`..loops.jam`)."""
+        """Also: a dot or matrix-vector product of an operand to transpose (the copy costs
+        what the product does; the loop nest reads it where it lies, :mod:`..loops.jam`)."""
         moved = lambda axes: axes != tuple(range(len(axes)))  # noqa: E731
         if (self.right_shape[2] == 1 and moved(self.left_axes)) or (self.left_shape[1] == 1 and moved(self.right_axes)):
             return "a dot or matrix-vector product of a transposed operand: its copy costs what the product does"
@@ -262,11 +220,7 @@ def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 @dataclass(frozen=True)
 class ModeStep(_BlasStep):
     """``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` (or ``W[m, j]``): the mode
-    product of X with a matrix W (docs/c-backend.md, "BLAS steps"), as ``W' X[p]`` for
-    every p over X viewed as (P, M, Q) and the target as (P, J, Q), copying nothing (a
-    :class:`GemmStep` would transpose X and the result: P and Q both its "right" group);
-    ``W'`` is W or Wᵀ as a view.  One GEMM when P or Q is empty (size 1)."""
-
+    product, ``W' X[p]`` for every p, copying nothing (docs/c-backend.md, "BLAS steps")."""
     target: int
     matrix: int
     operand: int
@@ -301,10 +255,7 @@ class ModeStep(_BlasStep):
         return self.p * self.m * self.j * self.q
 
     def why_not(self, from_c: bool = False) -> str | None:
-        """None when the step should run rather than the generated loop nest, else why not:
-        a batched one only where each GEMM has :data:`MODE_BATCH_WORK` multiply-adds and W
-        :data:`MODE_BATCH_MIN` on each side (docs/c-backend.md, "Measurements: batched
-        mode products")."""
+        """Also: a batched one needs :data:`MODE_BATCH_WORK` and :data:`MODE_BATCH_MIN`."""
         small = super().why_not(from_c)
         if small is not None or not self.batched:
             return small
@@ -317,10 +268,7 @@ class ModeStep(_BlasStep):
 
 
 def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> ModeStep | None:
-    """The :class:`ModeStep` of a BLAS-shaped contraction (:func:`blas_shape`) that is a
-    mode product ``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` — W a matrix (either
-    factor, indexed ``[j, m]`` or ``[m, j]``), the target X's indices with m replaced by j,
-    in order — else None."""
+    """The :class:`ModeStep` of a BLAS-shaped contraction that is a mode product, else None."""
     tensors, summed, scale = contraction_factors(stmt)
     if len(tensors) != 2 or len(summed) != 1:
         return None
@@ -346,9 +294,7 @@ def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 
 @dataclass(frozen=True)
 class EinsumStep(_BlasStep):
-    """A BLAS-shaped contraction of three or more tensors (or two that are no GEMM, or one
-    out of order: ``gemm_copies``, :func:`~.plan.choose`), on opt_einsum's path."""
-
+    """A BLAS-shaped contraction on opt_einsum's path (three or more tensors, or no GEMM)."""
     target: int
     statement: ir.Statement
     work: int
@@ -363,28 +309,18 @@ def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
 
 
 # ------------------------------------------------------------------ Gram products
-#: The most columns (m) the Gram kernel takes: for ``XᵀX`` beyond it its panels leave L2 and
-#: SYRK (a GEMM step) is as fast (docs/einsum.md); the third moment's work tensor has
-#: (8·⌈m/8⌉)³ doubles (16 MiB at 128).
+#: The Gram kernel (docs/einsum.md): the most columns m (XᵀX, the third moment); without
+#: AVX-512 the work n·m² and n·m³ where it wins; the m mod 8 last columns taken as a strip.
 GRAM_MAX_M, GRAM_MAX_M3 = 384, 128
-#: Without AVX-512 (the portable loops) it wins only for XᵀX below GRAM_PORTABLE_WORK2
-#: (n·m²) and the third moment in GRAM_PORTABLE_WORK3 (n·m³; an AVX2 machine, docs/einsum.md).
 GRAM_PORTABLE_WORK2 = 1 << 14
 GRAM_PORTABLE_WORK3 = (1 << 20, 1 << 24)
-#: ``XᵀX`` takes its last m mod 8 columns (1..GRAM_STRIP_TAIL) as a column strip, vectors along
-#: the rows (:attr:`GramStep.strip`): the 8-column tiles would spend 8 - m mod 8 lanes of each FMA on zeros
 GRAM_STRIP_TAIL = 5
 
 
 @dataclass(frozen=True)
 class GramStep:
-    """``target = Σ X X`` (``order`` 2: m × m) or ``Σ X X X`` (order 3: m × m × m) over one
-    tensor X read as an n × m matrix (``transposed``: as m × n, its kept index first):
-    symmetric under every permutation of the target's indices, so the kernel computes the
-    entries with sorted indices and fills the others from them.  ``statement``: the
-    product as one statement (a third moment the optimizer split in two is merged back,
-    :func:`~.plan.plan`)."""
-
+    """``target = Σ X X`` (``order`` 2) or ``Σ X X X`` (3) over X read as an n × m matrix
+    (``transposed``: m × n): the entries with sorted indices computed, the others filled."""
     target: int
     operand: int
     n: int
@@ -420,11 +356,8 @@ class GramStep:
 
 
 def gram_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GramStep | None:
-    """The :class:`GramStep` of a BLAS-shaped statement (:func:`blas_shape`) that is a
-    product of two or three accesses of one tensor, equal but at one position p where each
-    has its own index, the target's indices those (in any order), every other index summed
-    and p the tensor's first or last dimension (X is then a row-major n × m or m × n
-    matrix); else None."""
+    """The :class:`GramStep` of a product of two or three accesses of one tensor that differ
+    at its first or last position only, the target's indices, else None."""
     tensors, summed, scale = contraction_factors(stmt)
     k = len(tensors)
     if k not in (2, 3) or scale != 1.0 or len({t.name for t in tensors}) != 1:
@@ -456,8 +389,7 @@ BlasStep = GemmStep | ModeStep | EinsumStep
 
 
 def statement_of(step: "BlasStep | GramStep | ProbeStep") -> ir.Statement:
-    """The statement a BLAS step runs.  Every step :func:`~.plan.plan` makes carries it;
-    a GEMM or mode-product step built by hand only to ask :meth:`pays` may not."""
+    """The statement a BLAS step runs (one built by hand only to ask :meth:`pays` may lack it)."""
     if step.statement is None:
         raise ValueError(f"a {type(step).__name__} without its statement: {step!r}")
     return step.statement
