@@ -470,8 +470,9 @@ class Kernel(ProgramInterface):
                 role = ctx.quals[name] or "temporary"
                 hint = "; pass it in out= to receive the result in place" if role == "out" else ""
                 raise error("input", f"{name!r} is an {role!r} variable and takes no input{hint}", self._decl_span(name))
-        for name in (n for n in self.checked.inputs if n not in arrays):
-            raise error("input", f"missing input {name!r} of shape {show(ctx[name])}", self._decl_span(name))
+        missing = next((n for n in self.checked.inputs if n not in arrays), None)
+        if missing is not None:
+            raise error("input", f"missing input {missing!r} of shape {show(ctx[missing])}", self._decl_span(missing))
         unset = [n for n in self.required_inputs if n not in arrays]
         if unset:
             name = unset[0]

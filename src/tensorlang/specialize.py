@@ -443,7 +443,8 @@ _LOADED: dict[KernelSpec, "SymbolicKernel | Kernel"] = {}
 
 def run_chunk(spec: KernelSpec, batched: dict, others: dict) -> dict:
     """One chunk of a chunked run, in whatever process Dask runs it."""
-    kernel = _LOADED.get(spec) or _LOADED.setdefault(spec, spec.load())
+    if (kernel := _LOADED.get(spec)) is None:
+        kernel = _LOADED.setdefault(spec, spec.load())
     return kernel.run({**batched, **others})
 
 

@@ -201,7 +201,8 @@ class _Codegen:
         if isinstance(a, str) and isinstance(b, str):
             return self.constant(np.eye(st.extents[a], st.extents[b], dtype=self.dtype)), (a, b)
         var, fixed = (a, b) if isinstance(a, str) else (b, a)
-        assert isinstance(var, str) and isinstance(fixed, int), e  # the cases above leave one of each
+        if not isinstance(var, str) or not isinstance(fixed, int):  # the cases above leave one of each
+            raise TypeError(f"not a delta of a variable and a position: {e!r}")
         return self.constant((np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)), (var,)
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
