@@ -30,12 +30,9 @@ class Checked:
     state: dict[str, Ty] = field(default_factory=dict)
     params: dict[str, Ty] = field(default_factory=dict)
     communicates: bool = False  # the strands read each other's state (sphere queries)
-    #: the state variables strands read from each other (``P.x`` in a strand method, and
-    #: ``pos``): Diderot's runtime keeps two copies of them (see interp.Runtime.step)
+    #: the state variables strands read from each other (``P.x``, ``pos``): two copies (interp.Runtime.step)
     shared: set[str] = field(default_factory=set)
-    #: fields defined by a formula (``F(x) = ...``): name -> "field" where the formula was
-    #: typed with its position as the identity field (so it is a field expression, with
-    #: derivatives), "point" where it only types with the position as a tensor (probes only)
+    #: ``F(x) = ...``: name -> "field" (typed with x the identity field: with derivatives) or "point" (probes only)
     field_fns: dict[str, str] = field(default_factory=dict)
     images: dict[int, tuple[str, Ty, bool]] = field(default_factory=dict)  # image("file"): Checker.images
 
@@ -75,8 +72,7 @@ class Checker:
 
     # ---------------------------------------------------------------- helpers
     def fail(self, code: str, message: str, node, *compared: Ty) -> NoReturn:
-        """error[code] ``message`` at ``node``, with the advice to declare the image where one of the types
-        ``compared`` (refused) is over an undeclared ``image("file.nrrd")``: of unknown dimension."""
+        """error[code] ``message`` at ``node``, advising to declare an image where a type ``compared`` has none."""
         if any(t.kind in ("field", "image") and t.dim is None for t in compared):
             message += ': declare the image with its type to use it so (image(2)[] img = image("file.nrrd");)'
         raise error(code, message, getattr(node, "span", None))
@@ -166,9 +162,8 @@ class Checker:
         return Ty("field", ty.shape, d, ty.k)
 
     def images(self, e, name: str, ty: Ty, exact: bool = True) -> None:
-        """Note each ``image("file")`` of unknown dimension in ``e``, the value of global ``name`` of type ``ty``
-        (``Checked.images``): the run checks the file's dimension against ``ty``, and its voxel shape while
-        ``exact`` (under + - ⊛, a conditional, a border; not under |F| or normalize(F))."""
+        """Note each ``image("file")`` of unknown dimension in global ``name``'s value ``e`` (``Checked.images``): the
+        run checks its dimension against ``ty``, and while ``exact`` (not under |F|, normalize) its voxel shape."""
         if isinstance(e, A.Load):
             self.c.images[id(e)] = (name, ty, exact)
         keeps_voxels = isinstance(e, A.Cond) or getattr(e, "op", "") in ("+", "-", "⊛")
@@ -248,8 +243,7 @@ class Checker:
             self.stmt(stmt, inner)
 
     def stmt(self, s, scope: _Scope) -> None:
-        """Check ``s`` where its kind may stand, by the kind's rule ``s_KIND`` (as
-        ``interp.Compiler`` compiles it; ``stabilize``, ``die`` and ``continue`` have none)."""
+        """Check ``s`` where its kind may stand, by the rule ``s_KIND`` (stabilize, die, continue have none)."""
         places, words = PLACES.get(type(s), (None, ""))
         if places is not None and self.where not in places:
             self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in {words}", s)
@@ -456,10 +450,8 @@ class Checker:
         return REAL
 
     def e_Load(self, e: A.Load, scope: _Scope) -> Ty:
-        """``image("file")``: the type the file's NRRD header says, where the file is there
-        and the load is part of a global's value (as diderotc reads the header when it
-        compiles); otherwise an image of unknown dimension, which the run reads and checks
-        (:meth:`images`).  The run checks the file against the header's type too."""
+        """``image("file")``: the type of the file's NRRD header in a global's value (as diderotc reads it),
+        else an image of unknown dimension; the run checks the file either way (:meth:`images`)."""
         if self.expr(e.path, scope) != STRING:
             self.fail("shape", "a file name is a string", e.path)
         if e.what != "image":
@@ -553,9 +545,8 @@ class Checker:
         self.fail("shape", f"{ft} cannot be applied", e, ft)
 
     def bind(self, name: str, domain, scope: _Scope, sets: bool, wrong: str) -> _Scope:
-        """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
-        a range a..b is one of ints) or, with ``sets``, to a strand of a set of strands;
-        otherwise error[shape] ``wrong`` (formatted with the domain's type) at the domain."""
+        """The scope of a loop's body, ``name`` bound to an item of sequence ``domain`` or (``sets``) a strand of
+        a set of strands; otherwise error[shape] ``wrong`` (formatted with the domain's type)."""
         t = self.expr(domain, scope)
         inner = _Scope(scope, "local")
         if sets and t.kind == "set":
@@ -580,23 +571,15 @@ class Checker:
             inner = self.bind(comp.iter.name, dom, scope, True, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)
         self.note(comp, body)
-        if name in ("all", "exists"):
-            if body != BOOL:
-                self.fail("shape", f"{name} reduces bool values, not {body}", comp.body, body)
-            return BOOL
-        if name == "mean":
-            if not is_num(body):
-                self.fail("shape", f"mean reduces numbers, not {body}", comp.body, body)
-            return REAL
-        if body.kind not in ("int", "tensor") or (name in ("max", "min") and not is_num(body)):
-            self.fail("shape", f"{name} reduces numbers, not {body}", comp.body, body)
-        return body
+        boolean = name in ("all", "exists")
+        if not (body == BOOL if boolean else is_num(body) if name in ("mean", "max", "min") else body.kind in ("int", "tensor")):
+            self.fail("shape", f"{name} reduces {'bool values' if boolean else 'numbers'}, not {body}", comp.body, body)
+        return BOOL if boolean else REAL if name == "mean" else body
 
 
 class _Inits:
-    """error[uninit]: diderotc's rules that a variable has a value before it is read and
-    that a function's block ends in a return (docs/diderot-language.md).  ``stmt`` returns
-    the variables (keys of ``env``) still without a value after a statement."""
+    """error[uninit]: diderotc's rules that a variable has a value before it is read and that a function's
+    block ends in a return (docs/diderot-language.md, "Types and errors")."""
 
     def __init__(self, checker: Checker):
         self.fail = checker.fail
@@ -650,8 +633,7 @@ class _Inits:
             self.reads(decl.body, env, set())
 
     def stmt(self, s, env: dict, unset: set) -> set:
-        """The keys of the variables still without a value after ``s``, by the kind's rule
-        ``s_KIND`` (the other kinds read their value and arguments: :meth:`s_other`)."""
+        """The keys (of ``env``) of the variables still without a value after ``s``, by the rule ``s_KIND``."""
         return getattr(self, "s_" + type(s).__name__, self.s_other)(s, env, unset)
 
     def s_Block(self, s: A.Block, env: dict, unset: set) -> set:
@@ -716,15 +698,12 @@ _RETURNS = {A.Return: lambda s: True, A.Block: lambda s: bool(s.stmts) and _retu
 
 
 def check(program: A.Program, folder: str | None = None) -> Checked:
-    """The program's types and scopes, or error[CODE] at the first ill-typed construct.
-    ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
+    """The program's types and scopes, or error[CODE]; ``folder``: where ``image("file")`` is looked for first."""
     return Checker(program, folder).run()
 
 
 def file_image_type(path: str, folder: str | None) -> Ty | None:
-    """The image type of NRRD file ``path`` (looked for as the run looks for it: in
-    ``folder``, then in the working directory), from its header alone
-    (:func:`~tensorlang.sampling.image.nrrd_type`); None where that cannot be told."""
+    """The image type of NRRD file ``path`` (found as :func:`file_path` finds it) from its header, or None."""
     from ...sampling.image import nrrd_type
 
     path = file_path(path, folder)
@@ -733,8 +712,7 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
 
 
 def file_path(path: str, folder: str | None) -> str:
-    """Where a program's file ``path`` is read: relative to the program's ``folder`` where
-    the file is there (or is nowhere), else as given (relative to the working directory)."""
+    """A program's file ``path``: in the program's ``folder`` where it is there (or nowhere), else as given."""
     if folder and not os.path.isabs(path):
         candidate = os.path.join(folder, path)
         if os.path.exists(candidate) or not os.path.exists(path):
@@ -743,9 +721,8 @@ def file_path(path: str, folder: str | None) -> str:
 
 
 def bulk_synchronous(checked: Checked) -> bool:
-    """Whether Diderot's executable runs this program in super-steps: it has a global
-    update block, strands made by ``new`` or strand communication.  Otherwise it runs
-    each strand to its end before the next (so ``print`` output comes strand by strand)."""
+    """Whether Diderot's executable runs this program in super-steps: with a global update block, ``new`` or
+    queries; otherwise strand by strand (docs/diderot-language.md, "Differences")."""
     program = checked.program
     return program.update is not None or checked.communicates or _holds(checked, A.New)
 
@@ -755,8 +732,7 @@ def _holds(checked: Checked, cls: type) -> bool:  # the strand's node kinds, one
 
 
 def permuted(checked: Checked) -> bool:
-    """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
-    made by ``new``, or dying in a bulk-synchronous program (a global block or queries).
-    The interpreter and the C executor both follow that order there."""
+    """Whether Diderot's runtime keeps the strands in a permuted order: ``new``, or ``die`` in a bulk-synchronous
+    program (docs/diderot-language.md, "Differences"); the interpreter and the C executor follow it."""
     has_new, has_die = _holds(checked, A.New), _holds(checked, A.Die)
     return has_new or (has_die and (checked.communicates or checked.program.update is not None))

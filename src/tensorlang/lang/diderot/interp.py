@@ -1,12 +1,6 @@
-"""The strand interpreter: the reference semantics of a Diderot program (the oracle;
-the semantics: docs/diderot-language.md, "Execution").
-
-The tree is compiled once into Python closures (one per node), so that a strand's
-update does not re-dispatch on node types; values are Python ints, bools, floats and
-strings, numpy arrays for tensors, tuples for sequences, :mod:`.fieldval` objects for
-fields, :class:`~tensorlang.sampling.image.Image` for images.  ``stabilize``, ``die``,
-``continue`` and ``return`` are exceptions caught where the method or function ends.
-"""
+"""The strand interpreter, the oracle (docs/diderot-language.md, "Execution"): the tree compiled once
+into Python closures; values are Python scalars and strings, numpy arrays (tensors), tuples (sequences),
+:mod:`.fieldval` fields and images; ``stabilize``, ``die``, ``continue``, ``return`` are exceptions."""
 
 from __future__ import annotations
 
@@ -283,8 +277,7 @@ class Compiler:
         return probe
 
     def field_fn(self, decl, ty):
-        """The value of ``F(x) = formula``: a field made by running the formula on the
-        identity field (lifted arithmetic), or a pointwise field (see check.field_fn)."""
+        """``F(x) = formula``: the formula run on the identity field, or a pointwise field (check.field_fn)."""
         body, name, d = self.expr(decl.init), decl.param, ty.dim
         if self.c.field_fns[decl.name] == "field":
             def make(fr):
@@ -375,15 +368,12 @@ class Compiler:
         bty = self.ty(comp)
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
 
-        def values(fr):
-            return _each(fr, var, items(fr), body)
-
         empty = 0 if bty.kind == "int" else {"max": -math.inf, "min": math.inf}.get(name)  # max, min of none
         reduce: Callable[[list], Any] = {
             "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
             "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan,
             "max": lambda vs: max(vs) if vs else empty, "min": lambda vs: min(vs) if vs else empty}[name]
-        return lambda fr: reduce(values(fr))
+        return lambda fr: reduce(_each(fr, var, items(fr), body))
 
     def e_Index(self, e):
         a = self.expr(e.operand)
@@ -548,10 +538,7 @@ class Compiler:
 
     def s_New(self, s):
         args = [self.expr(a) for a in s.args]
-
-        def new(fr):
-            fr.rt.new_strand([a(fr) for a in args])
-        return new
+        return lambda fr: fr.rt.new_strand([a(fr) for a in args])
 
 
 _MISSING = object()
@@ -560,8 +547,7 @@ _COUNTS = {"numStrands": (ACTIVE, STABLE), "numActive": (ACTIVE,), "numStable": 
 
 
 def _each(fr: Frame, var: str, items, body) -> list:
-    """``body`` evaluated with local ``var`` bound to each item in turn (then unbound,
-    or back to the value it had): a comprehension's or a reduction's values."""
+    """``body`` with local ``var`` bound to each item in turn (then as it was): a comprehension's values."""
     loc = fr.l
     saved = loc.get(var, _MISSING)
     out = []
@@ -576,18 +562,14 @@ def _each(fr: Frame, var: str, items, body) -> list:
 
 
 def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
-    """The declared type of an assignment's target (the value's type for a local, which
-    the checker already matched against the declaration)."""
-    if scope == "global":
-        return checked.globals[s.name]
-    if scope == "state":
-        return checked.state[s.name]
+    """The declared type of an assignment's target (a local's: its value's, which the checker matched)."""
+    if scope in ("global", "state"):
+        return (checked.globals if scope == "global" else checked.state)[s.name]
     return checked.types.get(id(s.value), Ty("void"))
 
 
 def _same_items(ty: Ty, src: Ty) -> bool:
-    """A sequence stored where its items already have the variable's item type: kept as it
-    is, not walked item by item (``s = s @ x`` in a loop would be quadratic)."""
+    """A sequence whose items have the variable's item type: stored as it is (``s = s @ x`` stays linear)."""
     return ty.kind == "seq" and src.kind == "seq" and src.elem == ty.elem
 
 
@@ -609,12 +591,8 @@ def _seq_get(seq, i):
 
 
 def _pow(a, b):
-    """C's pow, as the C executor computes it.  ``math.pow`` follows C99's special cases
-    (pow(-inf, 0.5) = inf, pow(-0, 0.5) = +0) but raises where C gives ±inf or ⊥:
-    pow(±0, y < 0) and overflow are ±inf (-inf for a negative base and an odd integer y:
-    pow(-0, -1), pow(-10, 309)), a negative finite base with a non-integer y is ⊥.
-    (Not Python's ``**``, complex for a negative base; not numpy's power, which takes
-    y = 0.5 as sqrt: -0 and ⊥ where C gives +0 and inf.)"""
+    """C's pow (not ``**``, complex for a negative base; not np.power: sqrt at y = 0.5): ``math.pow`` is C99's
+    but raises where C gives ±inf (pow(±0, y < 0), overflow; -inf for a negative base, odd y) or ⊥."""
     a, b = float(a), float(b)
     try:
         return math.pow(a, b)
@@ -639,8 +617,7 @@ def _ipow(a, n: int) -> float:
 
 
 def _norm(v) -> float:
-    """|v| of a tensor: the square root of the squares summed in order, as Diderot's C does
-    (numpy's reductions cost more than the arithmetic on a vec3)."""
+    """|v| of a tensor: the squares summed in order, as Diderot's C (and cheaper than numpy's on a vec3)."""
     total = 0.0
     for x in np.asarray(v, dtype=np.float64).flat:
         total += x * x
@@ -863,8 +840,7 @@ _deep_runs = [0, 0]  # runs in deep threads now, Python's recursion limit before
 
 
 def run_deep(fn: Callable[[], Any]) -> Any:
-    """``fn()`` in a thread with a deep stack and a high recursion limit (restored after
-    the last such run), under np.errstate(all="ignore") as the caller's run is."""
+    """``fn()`` in a thread with a deep stack and recursion limit (restored after the last such run)."""
     box: dict[str, Any] = {}
 
     def work():
@@ -911,9 +887,8 @@ def _load(e) -> tuple | None:
 
 
 def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
-    """Which ``points`` (N, d) a ``sphere(radius)`` query at ``center`` finds, by the test
-    Diderot's runtime makes: the squared distance, summed axis by axis into a
-    single-precision accumulator (even in a --double build), strictly below radius²."""
+    """Which ``points`` (N, d) ``sphere(radius)`` at ``center`` finds, by Diderot's runtime's test: the squared
+    distance, summed axis by axis into a float32 (even in a --double build), strictly below radius²."""
     total = np.zeros(len(points), dtype=np.float32)
     for a in range(points.shape[1]):
         d = points[:, a] - center[a]
@@ -1063,8 +1038,7 @@ class Runtime:
             self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
 
     def _method(self, body: Callable | None, strand: Strand) -> None:
-        """A strand method (None: an update that stabilizes at once), ended by
-        ``continue``, ``stabilize`` (the stabilize method runs) or ``die``."""
+        """A strand method (None: an update that stabilizes at once), ended by continue, stabilize or die."""
         try:
             if body is None:
                 raise _Stabilize()
@@ -1088,15 +1062,13 @@ class Runtime:
         strand.status = STABLE
 
     def _drop_step(self, strand: Strand, before: dict | None) -> None:
-        """A strand the global block stabilizes gets its shared variables of the step's start back
-        (docs/diderot-language.md, "Differences")."""
+        """A strand the global block stabilizes gets its shared variables of the step's start back."""
         if before is not None:
             for name in self.c.shared:
                 strand.state[name] = before[name]
 
     def step(self) -> None:
-        """One super-step, in the order of Diderot's permuted strand array where it keeps one
-        (docs/diderot-language.md, "Differences")."""
+        """One super-step, in Diderot's permuted order where it has one (docs/diderot-language.md, "Differences")."""
         if self.p.start is not None and self.unstarted:  # strands made by new start now
             self.run_start()
         order = self.alive()
@@ -1157,8 +1129,7 @@ MAX_TEXT_BYTES = 1 << 28
 
 
 def _read_items(path: str) -> np.ndarray:
-    """The samples of a file read as a sequence (any kinds of axes): an NRRD file in
-    NRRD's axis order (the fastest first), or a ``.npy`` array (C order, reversed so)."""
+    """A sequence file's samples, the fastest axis first: NRRD, text (one item a line) or ``.npy`` (reversed)."""
     from ...sampling.image import _load_npy, _regular_file, read_nrrd  # regular files, headers checked first
     try:
         if path.lower().endswith(".npy"):
@@ -1183,8 +1154,7 @@ def _read_items(path: str) -> np.ndarray:
 
 
 def create(rt: Runtime):
-    """The initial strands and, for a grid, its shape (first iterator outermost); then
-    the global start block and the strands' start methods."""
+    """The initial strands and a grid's shape; then the global start block and the strands' start methods."""
     p = rt.p
     if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
         _global_block(rt, p.global_init)
