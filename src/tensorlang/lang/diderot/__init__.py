@@ -1,7 +1,5 @@
-"""Diderot (``.diderot`` files): a language of strands that probe tensor fields
-reconstructed from images (paper 004; docs/diderot-language.md).  A Diderot program
-is a strand program: it runs (:class:`~.program.StrandProgram`), it is not lowered to
-one kernel."""
+"""Diderot (``.diderot`` files): strands that probe tensor fields reconstructed from images (paper 004;
+docs/diderot-language.md); a program runs (:class:`~.program.StrandProgram`), it is not lowered to one kernel."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ def _interpret(checked, supplied, dtype):
 
 
 def typecheck(program, folder: str | None = None):
-    """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position.
-    ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
+    """The typechecked program (:class:`~.check.Checked`), or error[CODE]; ``folder``: as :func:`.check.check`'s."""
     from .bounds import check_expansion, check_sizes, check_written_sizes
     from .check import check as run_check
     check_written_sizes(program)

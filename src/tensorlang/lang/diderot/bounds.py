@@ -1,6 +1,5 @@
-"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41; the
-limits: docs/errors.md, "Limits on program size").  Both executors expand a user
-function at every call, so the expansion is counted, once per function and iteratively."""
+"""Bounds on a typechecked Diderot program, checked before anything runs (docs/errors.md, "Limits on
+program size"); both executors expand a function at every call: the expansion is counted iteratively."""
 
 from __future__ import annotations
 
@@ -14,9 +13,7 @@ MAX_EXPANSION = 1_000_000
 
 
 def _size_and_calls(root, scopes, fields) -> tuple[int, list[str]]:
-    """The syntax nodes under ``root`` and what it expands (one name per call): the user
-    functions it calls and the global fields it names (the C executor follows a field
-    back through the globals that define it, the interpreter composes them)."""
+    """The syntax nodes under ``root`` and what it expands, one name per call: functions and global fields."""
     size, calls = 0, []
     for node in A.walk(root):
         size += 2  # the node and its span: the bound counts both
@@ -37,10 +34,8 @@ def _count(dims) -> int:
 
 
 def check_written_sizes(program) -> None:
-    """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more
-    than :data:`MAX_COMPONENTS` components (before the checker builds anything of it),
-    and for an int literal beyond 64 bits (the C executor's ints are 64-bit: 2^64 was 0
-    there and 2^64 in the interpreter)."""
+    """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more than
+    :data:`MAX_COMPONENTS` components (before the checker builds them), and an int literal past 64 bits."""
     for node in A.walk(program):
         if isinstance(node, A.Num) and node.is_int and not 0 <= node.value < 1 << 63:
             raise error("too-large", f"the integer {node.value} does not fit in 64 bits (ints are 64-bit: "
@@ -59,8 +54,7 @@ def check_written_sizes(program) -> None:
 
 
 def check_sizes(checked) -> None:
-    """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS`
-    components (sizes named by constants, products of tensors)."""
+    """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS` components."""
     for ty in checked.types.values():
         n = components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
         if n > MAX_COMPONENTS:
@@ -69,9 +63,8 @@ def check_sizes(checked) -> None:
 
 
 def check_expansion(checked) -> None:
-    """error[too-large] when a function, a strand method or a global block would expand
-    (every call replaced by its function's body) to more than :data:`MAX_EXPANSION`
-    nodes.  Recursion is left to the checker and the executors (a cycle counts once)."""
+    """error[too-large] where a function, method or block would expand (every call replaced by its body) to
+    more than :data:`MAX_EXPANSION` nodes; a cycle (recursion) counts once."""
     program = checked.program
     fields = {d.name: d for d in program.decls
               if isinstance(d, A.GlobalDecl) and d.type.kind == "field" and d.init is not None}
@@ -110,8 +103,7 @@ def check_expansion(checked) -> None:
 
 
 def recursive_functions(checked) -> frozenset[str]:
-    """The functions that can call themselves, directly or through others (the
-    interpreter counts their depth: :data:`.interp.MAX_CALL_DEPTH`)."""
+    """The functions that can call themselves, directly or not (:data:`.interp.MAX_CALL_DEPTH`)."""
     calls = {name: set(_size_and_calls(decl.body, checked.scopes, {})[1]) for name, decl in checked.functions.items()}
     found = set()
     for start in calls:
@@ -143,9 +135,8 @@ def components(ty) -> int:
 
 
 def item_bytes(ty) -> int:
-    """About what one item of a sequence of ``ty`` takes in the interpreter, counted
-    against the memory budget before a sequence is made: 64 bytes a number (a Python
-    object and its slot), 128 + 8 a component for a tensor or a sequence (an array)."""
+    """About what one item of a sequence of ``ty`` takes in the interpreter (the memory budget): 64 bytes a
+    number (an object and its slot), 128 + 8 a component for a tensor or a sequence (an array)."""
     return 64 if ty is None or (ty.kind != "seq" and not ty.shape) else 128 + 8 * components(ty)
 
 
@@ -156,8 +147,7 @@ def strand_bytes(types) -> int:
 
 
 def c_plan_limit(checked) -> str | None:
-    """Why the C executor should not take this program on (too large to compile in
-    reasonable time), or None."""
+    """Why the C executor should not take this program on (too large to compile in reasonable time), or None."""
     biggest = max((components(ty) for ty in checked.types.values()), default=1)
     if biggest > MAX_C_COMPONENTS:
         return f"values of more than {MAX_C_COMPONENTS} components (one has {biggest})"

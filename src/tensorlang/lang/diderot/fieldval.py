@@ -208,8 +208,7 @@ class Lifted(Field):
         return ga * (1.0 / vb) - _mul(va / (vb * vb), gb)
 
     def _bilinear(self, x, order: int, fn: Callable | None = None):
-        """a•b, a⊗b, a×b, a:b (and a*b) of fields (or a field and a tensor), by the product
-        rule to second order: each derivative axis is taken one index at a time."""
+        """a•b, a⊗b, a×b, a:b (and a*b) of fields (or one and a tensor) by the product rule, axis by axis."""
         fn, dim = fn or BILINEAR[self.op], self.dim
 
         def part(f, k):  # the k-th derivative (None: 0) of operand f
@@ -246,8 +245,7 @@ class Lifted(Field):
         return np.stack([np.stack(r, axis=-1) for r in terms], axis=-2)
 
     def _leibniz(self, part, order: int, fn: Callable):
-        """The ``order``-th derivative of fn(a, b), fn bilinear: for each component of the
-        derivative axes, the sum over the ways of giving each derivative to a or to b."""
+        """The ``order``-th derivative of bilinear fn(a, b): per component, a sum over giving each axis to a or b."""
         dim = self.dim
         parts = [(part(self.a, k), part(self.b, k)) for k in range(order + 1)]
         n = 1 if dim == 1 else dim
@@ -281,11 +279,8 @@ def cross(a, b):
 
 
 def contract(a, b, n: int):
-    """The last ``n`` axes of ``a`` against the first ``n`` of ``b``: each product
-    rounded, then added one at a time in row-major order of the contracted index, as the
-    C executor computes it.  Not ``np.tensordot``: BLAS may fuse a product into the
-    running sum (one rounding), which turns an overflowing product's ⊥ (inf - inf) into
-    inf in one executor and not the other."""
+    """The last ``n`` axes of ``a`` against the first ``n`` of ``b``, each product rounded and added in
+    row-major order, as the C executor does (not ``np.tensordot``: BLAS may fuse, and ⊥ become inf)."""
     a, b = _arr(a), _arr(b)
     head, tail = a.shape[:a.ndim - n], b.shape[n:]
     rows, cols = a.reshape(head + (-1,)), b.reshape((-1,) + tail)
@@ -408,9 +403,8 @@ def set_partitions(items: list) -> list[list[list]]:
 
 
 def compose_terms(order: int, e: int):
-    """The ``order``-th derivative of F∘G (F of dimension e) by Faà di Bruno's formula:
-    for each partition of the derivative axes into blocks B1..Bm and each choice of F's
-    axes a1..am, ∂^m F/∂a1..∂am at G(x) times, per block, ∂_Bi G_ai.  Yields (blocks, a)."""
+    """The terms of the ``order``-th derivative of F∘G (F of dimension e) by Faà di Bruno's formula, as
+    (blocks B1..Bm of the derivative axes, F's axes a): ∂^m F/∂a1..∂am at G(x) times each ∂_Bi G_ai."""
     for blocks in set_partitions(list(range(order))):
         for a in itertools.product(range(e), repeat=len(blocks)):
             yield blocks, a
@@ -505,8 +499,7 @@ class Slice(Of):
 
 
 class Compose(Field):
-    """``F ∘ G``: F probed at G's value, differentiated by the chain rule
-    (:func:`compose_terms`)."""
+    """``F ∘ G``: F probed at G's value, differentiated by the chain rule (:func:`compose_terms`)."""
 
     def __init__(self, f: Field, g: Field):
         self.f, self.g, self.dim = f, g, g.dim
@@ -550,8 +543,7 @@ class Stack(Field):
 
 
 class Identity(Field):
-    """The position itself, x -> x: the variable of a field defined by a formula
-    (``field#k(d)[] F(x) = ...``), whose arithmetic the lifted fields differentiate."""
+    """x -> x: the variable of a field defined by a formula (``F(x) = ...``), differentiated as lifted."""
 
     def __init__(self, dim: int):
         self.dim = dim
@@ -578,8 +570,7 @@ class Constant(Field):
 
 
 class Pointwise(Field):
-    """A field defined by a formula the interpreter can only evaluate at points (one
-    that calls functions or compares values): probes, no derivatives."""
+    """A formula's field the interpreter only probes (it calls functions or compares): no derivatives."""
 
     def __init__(self, fn: Callable, dim: int, name: str):
         self.fn, self.dim, self.name = fn, dim, name
@@ -592,8 +583,7 @@ class Pointwise(Field):
 
 
 def applied(name: str, f: Field, dim: int | None, scalar: bool) -> Field:
-    """``name(F)``, a function of the basis library (one of :data:`APPLIED`) of a field F
-    (``scalar``: F is a scalar field)."""
+    """``name(F)``, one of :data:`APPLIED`, of a field F (``scalar``: a scalar field)."""
     if name == "inv" and scalar:  # 1/F
         return Lifted("/", 1.0, f, dim)
     if name == "normalize":

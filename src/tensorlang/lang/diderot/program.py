@@ -1,6 +1,5 @@
-"""A checked Diderot program as something to run: its inputs, its outputs, and
-:meth:`StrandProgram.run` (the strand interpreter, :mod:`.interp`).  The interface
-the command line and ``tl.compile`` use (docs/diderot-language.md)."""
+"""A checked Diderot program to run: its inputs, outputs and :meth:`StrandProgram.run`, as the command
+line and ``tl.compile`` use it (docs/diderot.md, "From Python")."""
 
 from __future__ import annotations
 
@@ -103,9 +102,8 @@ class StrandProgram:
     def run(self, values: Mapping[str, object] | None = None, *, limit: int = 0, snapshot: int = 0,
             on_snapshot: Callable[[int, RunResult], None] | None = None, threads: int = 1,
             progress: Callable[[int, int], None] | None = None, backend: str | None = None) -> RunResult:
-        """``backend``: "c" (the strand IR compiled to C, :mod:`.lower`), "interp" (the
-        interpreter), None: C where the program is supported and a compiler works, else
-        the interpreter (``executor_note`` says why)."""
+        """``backend``: "c" (:mod:`.lower`), "interp", or None: C where it can, else the interpreter
+        (``executor_note`` says why; docs/diderot.md, "C or the interpreter")."""
         limit, snapshot = (0 if n is None else n for n in (limit, snapshot))  # None: no limit, no snapshots
         for what, count in (("limit", limit), ("snapshot", snapshot), ("threads", threads)):
             if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
