@@ -1,9 +1,5 @@
-"""The Diderot front end's syntax tree: frozen dataclasses, every node with its span.
-
-One tree for both versions of the language (1.0 and 2.0): where they spell a construct
-differently (``global {..}`` and ``update {..}``; ``initially [..]`` and
-``create_array {..}``; ``real{}`` and ``real[]``) the parser builds the same node.
-"""
+"""The Diderot syntax tree: frozen dataclasses with spans, one node where versions 1.0 and 2.0 spell a construct
+differently (``global {..}``/``update {..}``, ``initially [..]``/``create_array {..}``, ``real{}``/``real[]``)."""
 
 from __future__ import annotations
 
@@ -311,9 +307,7 @@ class Program(Node):
 
 
 def children(node) -> Iterator:
-    """The syntax nodes directly under ``node`` (a node, or a tuple of nodes), in the order
-    of its fields: tuples flattened (a block's statements, a strand's (name, block)
-    methods), spans and plain values (names, numbers, None) left out; a plain value has none."""
+    """The syntax nodes directly under ``node`` (or a tuple of nodes) in field order, tuples flattened."""
     values = node if isinstance(node, (tuple, list)) else [getattr(node, f) for f in getattr(node, "__dataclass_fields__", ())
                                                            if f != "span"]
     for value in values:
@@ -324,9 +318,7 @@ def children(node) -> Iterator:
 
 
 def walk(root) -> Iterator:
-    """Every syntax node under ``root`` (a node, or a tuple of nodes), each before the nodes
-    under it, in the order of the fields (depth first, without recursion): the one
-    traversal the analyses of the tree share (bounds, uses of globals, :func:`kinds`)."""
+    """Every syntax node under ``root`` (or a tuple of nodes), depth first in field order, without recursion."""
     stack = [root] if hasattr(root, "__dataclass_fields__") else list(children(root))[::-1]
     while stack:
         node = stack.pop()

@@ -327,8 +327,7 @@ class Checker:
     def e_KernelRef(self, e: A.KernelRef, scope: _Scope) -> Ty:
         if e.name not in KERNELS:
             self.fail("undeclared", f"unknown kernel {e.name}", e)
-        # diderotc takes ``name#k`` at its word, even above the kernel's continuity (as it
-        # does for c2ctmr): its derivatives are the polynomials' pieces
+        # diderotc takes ``name#k`` at its word, even above the kernel's continuity (as for c2ctmr)
         return Ty("kernel", k=e.k)
 
     def e_BinOp(self, e: A.BinOp, scope: _Scope) -> Ty:

@@ -1,10 +1,6 @@
-"""Field values in the strand interpreter, probed one point at a time (docs/diderot-language.md,
-"Execution"). ``value(x, order)``: the ``order``-th derivative at world point x, shape
-``field shape + (dim,)*order`` (no derivative axis for a 1-D field); ⊥ (NaN) outside.
-
-The derivative rules here are the only ones: the interpreter runs them on float64 arrays,
-:mod:`.lower` on object arrays of IR expressions (``lower.Sym``) with its own leaves.
-"""
+"""Field values, probed one point at a time (docs/diderot-language.md, "Execution"): ``value(x, order)``, the
+``order``-th derivative at world point x, of shape ``shape + (dim,)*order`` (none for 1-D); ⊥ outside. The one
+copy of the derivative rules: the interpreter runs them on floats, :mod:`.lower` on ``lower.Sym`` arrays."""
 
 from __future__ import annotations
 
@@ -348,9 +344,7 @@ def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
 
 
 class Lifted1(Of):
-    """``fn(F)`` of a scalar field F, differentiated by the chain rule (to second order:
-    ∇fn(F) = fn'(F) ∇F, ∇⊗∇fn(F) = fn''(F) ∇F⊗∇F + fn'(F) ∇⊗∇F; and, for 1-D fields,
-    the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴); ``name``: a key of LIFTED or
+    """``fn(F)`` of a scalar field F by the chain rule (to third order); ``name``: a key of LIFTED or
     the tuple of functions (:func:`power`)."""
 
     def value(self, x, order: int):
@@ -379,10 +373,8 @@ MATRIX = ("det", "trace", "inv", "transpose")
 
 
 def det_terms(n: int, order: int):
-    """The ``order``-th derivative of det A (A n×n) as a sum: for each permutation σ and
-    each way of giving the derivative axes (positions 0..order-1) to the rows, the sign
-    of σ times the product over rows i of A[i, σ(i)] differentiated along the row's axes.
-    Yields (sign, ((i, σ(i), axes), ...))."""
+    """The terms of the ``order``-th derivative of det A (n×n): per permutation σ and giving of the derivative
+    axes to the rows, (sign of σ, ((i, σ(i), row i's axes), ...)) for the product of the A[i, σ(i)]."""
     for perm in itertools.permutations(range(n)):
         sign = 1 - 2 * (sum(perm[i] > perm[j] for i in range(n) for j in range(i + 1, n)) % 2)
         for rows in itertools.product(range(n), repeat=order):
@@ -419,10 +411,8 @@ def inv_terms(order: int):
 
 
 class MatrixFn(Of):
-    """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
-    matrices, pointwise; derivatives: trace and transpose to any order (they are
-    linear), det and inv once by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, and
-    further by :func:`det_terms` and :func:`inv_terms`."""
+    """``det``, ``trace``, ``inv``, ``transpose`` of a field of square matrices; derivatives: the linear ones
+    to any order, det and inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹ (then :func:`det_terms`, ...)."""
 
     def value(self, x, order: int):
         v = _arr(self.f.value(x, order))

@@ -60,8 +60,7 @@ class Strand:
 
 
 class Frame:
-    """Where a closure finds its variables: the globals, the current strand's state,
-    the locals of the method or function running."""
+    """Where a closure finds its variables: the globals, the strand's state, the locals running."""
 
     __slots__ = ("g", "s", "l", "strand", "rt")
 
@@ -625,8 +624,7 @@ def _norm(v) -> float:
 
 
 def _div(a, b):
-    """a / b with IEEE results for a zero divisor (the run holds np.errstate(all="ignore"):
-    StrandProgram.run)."""
+    """a / b with IEEE results for a zero divisor (under StrandProgram.run's np.errstate)."""
     if type(a) is float and type(b) is float and b != 0.0:  # the common case
         return a / b
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
@@ -658,8 +656,7 @@ def _lerp(a, b, *rest):
 
 
 def _clamp(lo, hi, x):
-    """lo where x <= lo, else hi where hi <= x, else x (Diderot's test order: where lo > hi,
-    values below lo give lo)."""
+    """lo where x <= lo, else hi where hi <= x, else x (Diderot's order: where lo > hi, below lo gives lo)."""
     if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
         x = np.asarray(x, dtype=np.float64)
         return np.where(x <= lo, lo, np.where(hi <= x, hi, x)) + np.zeros_like(x)
@@ -909,14 +906,12 @@ class Runtime:
         self.pending: list[Strand] = []
         self.snapshot: list[tuple[Strand, dict]] | None = None
         self._tree = None
-        #: the living strands in the order of Diderot's permuted ("indirect") strand array, where it keeps
-        #: one (docs/diderot-language.md, "Differences"); made from the creation order at the first step
+        #: the living strands in Diderot's permuted ("indirect") order where it keeps one (see :meth:`step`)
         self.order: list[Strand] | None = None
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
-        #: ``within(done, total)`` every few thousand strand updates of a super-step
-        #: (the command line's progress line for a long step), or None
+        #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
         self.depth = 0  # calls of recursive functions under way (MAX_CALL_DEPTH)
@@ -1012,10 +1007,8 @@ class Runtime:
             return []
         me = fr.strand
         at = np.atleast_1d(fr.s["pos"] if center is None else center).astype(np.float64)
-        if not np.all(np.isfinite(at)):
-            return []
         radius = float(radius)
-        if not radius > 0:
+        if not np.all(np.isfinite(at)) or not radius > 0:
             return []
         # candidates from the tree, a little beyond the radius; then Diderot's own test
         try:
