@@ -14,8 +14,7 @@ from ...sampling.image import Image
 from ...sampling.kernels import Kernel, tap_weights
 
 
-#: The significant digits of the kernel coefficients the interpreter probes with, as
-#: Diderot's code generator writes them (docs/diderot-language.md, "Kernel coefficients").
+#: The kernel coefficients' significant digits, as Diderot writes them (docs/diderot-language.md, "Differences").
 DIDEROT_DIGITS = 12
 
 

@@ -29,8 +29,7 @@ ACTIVE, STABLE, DEAD = 0, 1, 2
 #: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
 DEFAULT_LIMIT = 10000
 
-#: How deeply Diderot functions may call themselves in the interpreter, and the stack and recursion limit
-#: of the thread a program with a recursive function runs in (docs/diderot.md, "Recursion").
+#: How deeply functions may call themselves, and the stack and recursion limit of run_deep (docs/diderot.md, "Recursion").
 MAX_CALL_DEPTH = 10_000
 DEEP_STACK = 256 << 20
 DEEP_FRAMES = 200_000
@@ -959,9 +958,8 @@ class Runtime:
                     raise error("input", f"{value!r} holds {data.size} numbers, not items of {elem}")
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(reversed(elem.shape)))
                 return tuple(np.array(x.T) for x in items)
-            if elem is not None and elem.kind == "int":
-                return tuple(int(x) for x in np.ravel(data, order="F"))
-            return tuple(float(x) for x in np.ravel(data, order="F"))
+            cast = int if elem is not None and elem.kind == "int" else float
+            return tuple(cast(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)
