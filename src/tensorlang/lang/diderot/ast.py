@@ -15,8 +15,7 @@ NOWHERE = Span(0, 0, 0, 0)
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 @dataclass(frozen=True)
 class Node:
-    """A syntax node: each subclass is a frozen dataclass of its fields, then its span
-    (keyword-only: ``Num(1, True, span=s)``)."""
+    """A syntax node: a frozen dataclass of its fields, then its span (keyword-only: ``Num(1, True, span=s)``)."""
 
     span: Span = field(default=NOWHERE, kw_only=True)
 
@@ -172,8 +171,7 @@ class RealCast(Node):
 
 
 class Load(Node):
-    """``image("f.nrrd")`` / ``load_image(..)`` (what="image"), ``load(..)`` /
-    ``load_sequence(..)`` (what="sequence")."""
+    """``image(..)``, ``load_image(..)`` (what="image"); ``load(..)``, ``load_sequence(..)`` (what="sequence")."""
     what: str
     path: "Expr"
 

@@ -19,8 +19,7 @@ SETS = ("all", "active", "stable")
 
 @dataclass
 class Checked:
-    """A typechecked program: the tree, each expression's type (by ``id`` of its node),
-    each variable's scope, and the declared globals, functions and strand."""
+    """A typechecked program: the tree, each node's type and scope (by ``id``), the globals, functions, strand."""
 
     program: A.Program
     types: dict[int, Ty] = field(default_factory=dict)

@@ -41,8 +41,7 @@ def _item(v):
 
 
 class BorderImage:
-    """An image with Diderot's border control: samples outside the index range are read
-    clamped to the edge, wrapped around, or mirrored (``clamp``, ``wrap``, ``mirror``)."""
+    """An image with Diderot's border control: samples outside read ``clamp``-ed, ``wrap``-ped or ``mirror``-ed."""
 
     def __init__(self, image: Image, mode: str):
         self.image, self.mode = image, mode
@@ -104,8 +103,7 @@ class Conv(Field):
             return self._m @ np.reshape(np.asarray(x, dtype=np.float64), (self.dim,)) + self._o
 
     def _cell(self, x) -> np.ndarray | None:
-        """n = ⌊x⌋ of the index position, or None when the position is not finite or
-        the kernel's support around it leaves the image (Diderot's ``inside``)."""
+        """n = ⌊x⌋ of the index position, or None where x is not finite or not ``inside`` (Diderot's)."""
         xi = self.index(x)
         if not np.all(np.isfinite(xi)):
             return None
@@ -343,8 +341,7 @@ def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
 
 
 class Lifted1(Of):
-    """``fn(F)`` of a scalar field F by the chain rule (to third order); ``name``: a key of LIFTED or
-    the tuple of functions (:func:`power`)."""
+    """``fn(F)`` of a scalar field F by the chain rule; ``name``: a key of LIFTED or :func:`power`'s tuple."""
 
     def value(self, x, order: int):
         fn, d1, d2, d3 = LIFTED[self.name] if isinstance(self.name, str) else self.name
@@ -410,8 +407,8 @@ def inv_terms(order: int):
 
 
 class MatrixFn(Of):
-    """``det``, ``trace``, ``inv``, ``transpose`` of a field of square matrices; derivatives: the linear ones
-    to any order, det and inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹ (then :func:`det_terms`, ...)."""
+    """``det``, ``trace``, ``inv``, ``transpose`` of a field of square matrices; derivatives: linear ones to any
+    order, det, inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, then :func:`det_terms`, :func:`inv_terms`."""
 
     def value(self, x, order: int):
         v = _arr(self.f.value(x, order))

@@ -250,8 +250,7 @@ def _extension_hint(previous: Token | None, tok: Token) -> tuple[str, Span] | No
 
 
 def parse_program(text: str) -> A.Program:
-    """The program's tree (spans into ``text``), or error[syntax] at the first token
-    the grammar cannot take."""
+    """The program's tree (spans into ``text``), or error[syntax] at the first token the grammar cannot take."""
     _check_version(text)
     program = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}",  # depth: before any
                                  finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _children)))

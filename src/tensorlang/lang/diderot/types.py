@@ -28,11 +28,7 @@ class Ty:
         return A.spell(self.kind, self.shape, self.dim, self.k)
 
 
-INT = Ty("int")
-BOOL = Ty("bool")
-STRING = Ty("string")
-REAL = Ty("tensor")
-VOID = Ty("void")
+INT, BOOL, STRING, REAL, VOID = Ty("int"), Ty("bool"), Ty("string"), Ty("tensor"), Ty("void")
 
 
 def tensor(*shape: int) -> Ty:
@@ -54,8 +50,7 @@ def is_num(t: Ty) -> bool:
 
 
 def from_syntax(s: A.TypeSyn) -> Ty:
-    """The type written (the parser gives each kind only the parts it has: a field's
-    shape, dimension and continuity, a strand's name)."""
+    """The type written (each kind has only its parts: a field's shape, dim and continuity, a strand's name)."""
     base = Ty("tensor" if s.kind == "real" else s.kind, tuple(s.shape), s.dim, s.k, name=s.name)
     for n in reversed(s.seq):
         base = Ty("seq", elem=base, n=n)
@@ -63,12 +58,9 @@ def from_syntax(s: A.TypeSyn) -> Ty:
 
 
 def assignable(target: Ty, value: Ty) -> bool:
-    """Whether a value of type ``value`` may be stored in a variable of type ``target``
-    (int -> real coercion; a field of higher continuity where a lower one is declared;
-    a fixed-length sequence where a dynamic one is declared)."""
-    if target == value:
-        return True
-    if is_real(target) and value.kind == "int":
+    """Whether a ``value`` may be stored in a ``target`` (int -> real; a field of higher continuity than
+    declared; a fixed-length sequence where a dynamic one is declared)."""
+    if target == value or is_real(target) and value.kind == "int":
         return True
     if target.kind == "image" and value.kind == "image" and value.dim is None:
         return True  # image("file.nrrd"): the file says its dimension at run time
