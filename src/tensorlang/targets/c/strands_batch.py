@@ -182,8 +182,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
            ] + [
            "    #pragma omp simd",
            "    for (int l = 0; l < TL_B; l++) {"]
-    for a in range(d):
-        out.append(f"{q}double x{a} = X[{a * LANES} + l];")
+    out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
     for a in range(d):
         out.append(f"{q}double xi{a} = m{4 * a + 3};")
         for c in range(d):

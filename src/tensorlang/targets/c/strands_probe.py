@@ -107,9 +107,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     if share is None or share[0] == "keep":  # the map to index space
         out += [f"{q}{{"] if share is None else [f"{q}double {', '.join(f'l_{s.targets[0]}_xi{a}' for a in range(d))};",
                                                  f"{q}{{"]
-        out.append(f"{p}const tl_img *im = &img[{s.image}];")
-        for a, e in enumerate(s.pos):
-            out.append(f"{p}double x{a} = {ex(e)};")
+        out += [f"{p}const tl_img *im = &img[{s.image}];"] + [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
         out += index_map(d, p, reuse)
         if share is not None:
             out += [f"{p}l_{s.targets[0]}_xi{a} = xi{a};" for a in range(d)] + [f"{q}}}"]
@@ -132,8 +130,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out.append(f"{p}if (" + " || ".join(f"!(xi{a} == {key}[{a}])" for a in range(d)) + ") {")
     else:
         key, cache = "", "pr"
-        out.append(f"{p}double pr[{total}];")
-        out.append(f"{p}{{")
+        out += [f"{p}double pr[{total}];", f"{p}{{"]
     q, at = p + "    ", len(out)
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
 
@@ -425,8 +422,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
             for b in range(1, inner):
                 out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
                 loop += "    "
-            out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{")
-            out.append(f"{loop}    const double *row = dp + {row};")
+            out += [f"{loop}for (int t = 0; t < {taps}; t++) {{", f"{loop}    const double *row = dp + {row};"]
             out.append(f"{loop}    for (int t0 = 0; t0 < {taps}; t0++) {{ double v = {at}; "
                        + " ".join(f"{name(inner, (m,))}{idx(inner)} += w{inner}_{m}[t] * v;" for m in range(top + 1))
                        + " }")
@@ -468,10 +464,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     out.append(f"{q}}}")
     base = sizes[0]
     for o in range(1, top + 1):
-        out.append(f"{q}if (!im->ident) {{")
-        out.append(f"{q}    double *res = {cache} + {base};")
-        out += _to_world(q + "    ", d, o, vox)
-        out.append(f"{q}}}")
+        out += [f"{q}if (!im->ident) {{", f"{q}    double *res = {cache} + {base};"] + _to_world(q + "    ", d, o, vox) + [f"{q}}}"]
         base += sizes[o]
     return out
 
