@@ -4,7 +4,6 @@ struct-of-arrays, the methods in C around the fixed C of csrc/strands_*, probes 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import threading
@@ -24,7 +23,6 @@ from . import strands_narrow as NW
 from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
-#: int arithmetic that wraps in two's complement, as the interpreter's does
 #: operators as C functions: ints wrap, division by zero sets the error flag, a real 0/0 is NaN
 _WRAP = {("int", "+"): "tl_iadd", ("int", "-"): "tl_isub", ("int", "*"): "tl_imul", ("int", "/"): "tl_idiv",
          ("int", "%"): "tl_imod", ("real", "/"): "tl_div"}
@@ -103,7 +101,7 @@ class Renderer:
         if isinstance(e, S.Ref):
             return self.ref(e.space, e.name)
         if isinstance(e, S.Bin):
-            if e.op in ("==", "!=") and _root_of(e.a) is not None and _zero(e.b):
+            if e.op in ("==", "!=") and _root_of(e.a) is not None and e.b == S.Const(0.0, "real"):
                 # |v| == 0 as v•v == 0 (the same truth for every argument, NaN and negatives
                 # included: the root is 0 exactly where its argument is): no square root
                 return f"({self.ex(_root_of(e.a))} {e.op} 0.0)"
@@ -185,10 +183,8 @@ class Renderer:
         if isinstance(s, S.Exit):
             if s.kind == "goto":
                 return [f"{pad}goto {s.label};"]
-            code = {"update": {"continue": 0, "stabilize": 1, "die": 2},
-                    "stabilize": {"continue": 1, "stabilize": 1, "die": 2},
-                    "global": {"continue": 0, "stabilize": 1, "die": 2},
-                    "create": {"continue": 0, "stabilize": 0, "die": 0}}[self.method][s.kind]
+            # the status a method returns: create's 0 always; stabilize's continue is a stabilize
+            code = 0 if self.method == "create" else {"die": 2, "stabilize": 1}.get(s.kind, int(self.method == "stabilize"))
             return [f"{pad}return {code};"]
         if isinstance(s, S.Label):
             return [f"{s.name}: ;"]
@@ -260,10 +256,8 @@ class Renderer:
         return out + [f"{pad}}}"]
 
     def block_fill(self) -> str:
-        """``tl_bk_fill``: the blocked queries' folds for the strands ``i0 .. i0 + TL_BK - 1``:
-        a run of strands with one kept pattern folds each offset across the run (consecutive
-        strands read consecutive neighbours: contiguous loads, not a gather per strand), each
-        strand's fold in the pattern's order, as the query's own loop folds it."""
+        """``tl_bk_fill``: the blocked queries' folds for the strands ``i0 .. i0 + TL_BK - 1``, a run of
+        strands with one kept pattern an offset at a time (docs/diderot-compiled.md, "How a run goes")."""
         sites = [q for q in S.nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {self._fold_cty(q)} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
@@ -365,20 +359,16 @@ class Renderer:
                 names.update(s.targets)
                 out += probe
             elif isinstance(s, S.Exit) and s.kind in ("continue", "stabilize", "die"):
-                code = {"continue": 0, "stabilize": 1, "die": 2}[s.kind]
-                out.append(f"{{ int e_ = {pred}; r_ = e_ ? {code} : r_; go_ &= !e_; }}")
+                out.append(f"{{ int e_ = {pred}; r_ = e_ ? {('continue', 'stabilize', 'die').index(s.kind)} : r_; go_ &= !e_; }}")
                 self.once = set()
             else:
                 return False
         return True
 
     def create_lanes(self) -> list[str]:
-        """``tl_create_lanes``: the create of up to ``TL_BK`` strands along the grid's last
-        iterator as one loop the C compiler vectorizes (as :meth:`lanes`: every statement
-        under its strand's predicate, each set a select; probes and ``inside`` tests as
-        straight-line code, :func:`.strands_batch.lane_probe`). It returns 0 where an image
-        is smaller than its kernel's support (the strands are made one by one). Empty where
-        the create does not allow lanes."""
+        """``tl_create_lanes``: the create of strands along the grid's last iterator in lanes (as :meth:`lanes`;
+        probes by :func:`.strands_batch.lane_probe`; docs/diderot-compiled.md, "How a run goes"); it returns 0
+        where an image is smaller than its kernel's support. Empty where the create does not allow lanes."""
         body, ir = self.ir.create + self.ir.init, self.ir
         if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
@@ -427,11 +417,8 @@ class Renderer:
             allkept=int(len(self.kept) == len([q for q in S.nodes(self.ir, S.Reduce) if q.which == "sphere"])),
             **{"fin(n, j)": fin, "cell(n, j)": cell, "d2e(p, c)": d2e, "d2(p, c)": d2}) + csrc.text(
             "strands_neighbours.c",
-            keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status, dead);" for q, k in self._kept_queries()))
-
-    def _kept_queries(self) -> list:
-        by_id = {id(q): q for q in S.nodes(self.ir, S.Reduce)}
-        return [(by_id[key], k) for key, k in self.kept.items()]
+            keep="\n        ".join(f"tl_keep_site({self.kept[id(q)]}, n, {self.ex(q.radius)}, status, dead);"
+                                    for q in S.nodes(self.ir, S.Reduce) if id(q) in self.kept))
 
     def snapshot(self) -> str:
         """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
@@ -447,7 +434,9 @@ class Renderer:
         return "\n        ".join(out)
 
     # ---- the program
-    def function(self, name: str, method: str, body, per_strand: bool, batched: list | None = None) -> list[str]:
+    def function(self, name: str, method: str, body, per_strand: bool, batched: list | None = None,
+                 its: bool = False) -> list[str]:
+        """A method as a C function; ``its``: the grid's iterators passed in (tl_create_one)."""
         self.method = method
         args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
                 "const int64_t *gi, const tl_img *img") if per_strand else \
@@ -462,7 +451,9 @@ class Renderer:
             decls, args = B.decls(batched, decls), args + ", const double *restrict pf, int l"
         if method == "update" and self.blocked:
             args += ", tl_bk *bk_"
-        lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
+        lines = [f"static int {name}({'const int64_t *its, ' * its}{args}) {{"] + [
+            f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};" for k, it in enumerate(self.ir.iters) if its]
+        lines += decls + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
 
@@ -478,8 +469,7 @@ class Renderer:
         if S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
             lines.append(csrc.text("strands_linalg.h"))
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
-        nbi = len(ir.params) - nbr
-        lines.append(_defines(nbr=max(1, nbr), nbi=max(1, nbi)) + csrc.text("strands_births.c"))
+        lines.append(_defines(nbr=max(1, nbr), nbi=max(1, len(ir.params) - nbr)) + csrc.text("strands_births.c"))
         lines.append("static int64_t *tl_ordp, tl_nl; /* the living strands in Diderot's order (a permuted run) */")
         lines.append("static const int8_t *tl_status; /* the strands' statuses, for numStrands() in a method */")
         lines.append("static int64_t tl_gext[3], tl_gnd; /* the grid's extents (tl_create) */")
@@ -493,7 +483,7 @@ class Renderer:
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
                          f"return {self.ex(ir.sphere)}; }}")
         at = len(lines)
-        lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
+        lines += self.function("tl_create_one", "create", ir.create + ir.init, True, its=True)
         lines += self.function("tl_init_one", "create", ir.init, True)
         clanes = self.create_lanes()
         lines += clanes
@@ -516,16 +506,7 @@ class Renderer:
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
         lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
-        # the iterators reach tl_create_one as locals: pass them through a tiny wrapper
-        lines = [ln.replace("static int tl_create_one(int64_t n, int64_t i,",
-                            "static int tl_create_one(const int64_t *its, int64_t n, int64_t i,") for ln in lines]
-        its = "".join(f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};\n" for k, it in enumerate(ir.iters))
-        src = "\n".join(lines).replace("static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
-                                        "double *restrict R, int64_t *restrict I, const double *gr, "
-                                        "const int64_t *gi, const tl_img *img) {\n",
-                                        "static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
-                                        "double *restrict R, int64_t *restrict I, const double *gr, "
-                                        "const int64_t *gi, const tl_img *img) {\n" + its, 1)
+        src = "\n".join(lines)
         # a solo strand's update that reads no other strand's state steps on copies of its own
         own = (self.nr, self.ni, self.cell) if B.OWN and solo and not any(b.lanes for b in batched) \
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
@@ -610,22 +591,11 @@ def _root_of(e):
     return e.args[0] if isinstance(e, S.Call) and e.fn == "tl_sqrt" and len(e.args) == 1 else None
 
 
-def _zero(e) -> bool:
-    return isinstance(e, S.Const) and e.ty == "real" and float(e.value) == 0.0  # type: ignore[arg-type]
-
-
 def _steady(e, changing: set[str]) -> bool:
     """Whether ``e`` has the same value in every strand and every step: constants and the
     globals outside ``changing`` combined by operators and functions."""
-    if isinstance(e, S.Const):
-        return True
-    if isinstance(e, S.Ref):
-        return e.space == "g" and e.name not in changing
-    if isinstance(e, (S.Bin, S.Un, S.Call, S.Sel, S.Cast)):
-        parts = [getattr(e, f.name) for f in dataclasses.fields(e)]
-        kids = [x for p in parts for x in (p if isinstance(p, tuple) else (p,)) if not isinstance(x, str)]
-        return all(_steady(x, changing) for x in kids)
-    return False
+    return all(isinstance(x, (S.Const, S.Bin, S.Un, S.Call, S.Sel, S.Cast)) or (
+        isinstance(x, S.Ref) and x.space == "g" and x.name not in changing) for x in S.nodes(e, object))
 
 
 def _eager(e) -> bool:
@@ -779,7 +749,11 @@ class Run:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
             with self.lock:
-                self._create(lo, ex, ranges)
+                self._strings()
+                self.lib.tl_set_kpos(self.same_pos)
+                self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
+                                   *self._buffers())
+                self._take_printed()
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
@@ -790,15 +764,6 @@ class Run:
         self.lib.tl_set_strings(table, len(texts))
         self.lib.tl_set_fixed(int(FIXED_TEAM))
         self.lib.tl_set_seqs(self.seqs)
-
-    def _create(self, lo, ex, ranges) -> None:
-        self._strings()
-        self.lib.tl_set_kpos(self.same_pos)
-        self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
-                           self._p("double *", self.R), self._p("int64_t *", self.I),
-                           self._p("int8_t *", self.status), self._p("double *", self.gr),
-                           self._p("int64_t *", self.gi), self.images, self.threads)
-        self._take_printed()
 
     def release(self) -> None:
         """The run is over (its outputs copied out): its state arrays serve the next run."""
@@ -845,10 +810,9 @@ class Run:
     def _steps(self, k: int) -> int:
         (err, act, pending), done = [self.ffi.new("int64_t *") for _ in range(3)], 0
         while done < k:
-            R, I, status, gr, gi, img, threads = self._buffers()
             if self.runner.ir.births:  # the room left for new strands, with the strands there are now
                 self.lib.tl_set_bmax(self._birth_room())
-            done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending,
+            done += int(self.lib.tl_steps(self.n, k - done, *self._buffers(), err, act, pending,
                                           self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive),
                                           self._p("int64_t *", self.rank)))
             self._active = int(act[0])
@@ -856,8 +820,7 @@ class Run:
             if not pending[0]:
                 break
             self._add_births()  # the update loop made new strands: they join, then the global block runs
-            R, I, status, gr, gi, img, threads = self._buffers()
-            self._active = int(self.lib.tl_finish(self.n, R, I, status, gr, gi, img, threads, err,
+            self._active = int(self.lib.tl_finish(self.n, *self._buffers(), err,
                                                   self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive)))
             done += 1
             self._check(err)
@@ -913,8 +876,7 @@ class Run:
             self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
             self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         self.nlive = np.array([live + nb], dtype=np.int64)
-        R_, I_, status, gr, gi, img, threads = self._buffers()
-        self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
+        self.lib.tl_init_range(n1, n0, *self._buffers())
 
     def _take_printed(self) -> None:
         if self.runner.ir.prints:

@@ -5,8 +5,8 @@ the probes in lanes, then the updates, which find them in their cache; a 3-D pro
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable
 
 import numpy as np
 
@@ -53,21 +53,9 @@ class Batched:
 
 def _pure(e) -> bool:
     """Whether ``e`` can be evaluated ahead of the update: no error flag, no other strand."""
-    if isinstance(e, (S.Const, S.Len)):
-        return True
-    if isinstance(e, S.Ref):
-        return e.space in ("s", "g", "l")
-    if isinstance(e, S.Bin):
-        if e.ty == "int" and e.op in ("/", "%"):
-            return False
-        return _pure(e.a) and _pure(e.b)
-    if isinstance(e, (S.Un, S.Cast)):
-        return _pure(e.a)
-    if isinstance(e, S.Call):
-        return e.fn not in _IMPURE_CALLS and all(_pure(a) for a in e.args)
-    if isinstance(e, S.Sel):
-        return _pure(e.c) and _pure(e.a) and _pure(e.b)
-    return False
+    return all(isinstance(x, (S.Const, S.Len, S.Un, S.Cast, S.Sel)) or (isinstance(x, S.Ref) and x.space in ("s", "g", "l"))
+               or (isinstance(x, S.Bin) and not (x.ty == "int" and x.op in ("/", "%")))
+               or (isinstance(x, S.Call) and x.fn not in _IMPURE_CALLS) for x in S.nodes(e, object))
 
 
 def _locals(e) -> set:
@@ -93,27 +81,20 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
             ok = all(_pure(e) for e in s.pos)
             chosen: dict[str, tuple[int, S.Local]] = {}
             todo = list(_locals(s.pos))
-            while ok and todo:
+            while ok and todo:  # the locals the position reads, each set once before, of pure values
                 name = todo.pop()
-                if name in chosen:
-                    continue
-                if name not in defs or name in assigned:
-                    ok = False
-                    break
-                chosen[name] = defs[name]
-                init = defs[name][1].init
-                if init is None or not _pure(init):
-                    ok = False
-                    break
-                todo += list(_locals(init))
+                if name not in chosen:
+                    init = defs[name][1].init if name in defs and name not in assigned else None
+                    ok = init is not None and _pure(init)
+                    if ok:
+                        chosen[name] = defs[name]
+                        todo += list(_locals(init))
             if not ok:
                 continue
             j, top_order, _ = probe_plan[P.family(s)]
-            image = ir.images[s.image]
-            d = image.dim
-            vox = int(np.prod(image.shape)) if image.shape else 1
+            image, kernel = ir.images[s.image], next(kk for kk in ir.kernels if kk.name == s.kernel)
+            d, vox = image.dim, int(np.prod(image.shape))
             total = sum(vox * d ** o for o in range(top_order + 1))
-            kernel = next(kk for kk in ir.kernels if kk.name == s.kernel)
             if d not in (2, 3) or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
                 continue  # the block's code covers probes without border control, weights tabulated
             locs = tuple(loc for _, loc in sorted(chosen.values(), key=lambda kv: kv[0]))
@@ -182,11 +163,8 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
 def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (a select where the scalar
     code branches), so that the lanes vectorize; the scalar probe's values (the same sums in the same order)."""
-    s, d, j = b.probe, b.dim, b.j
-    kernel = next(k for k in ir.kernels if k.name == s.kernel)
-    radius, taps = kernel.radius, 2 * kernel.radius
-    image = ir.images[s.image]
-    vox = int(np.prod(image.shape)) if image.shape else 1
+    s, d, j, kernel = b.probe, b.dim, b.j, next(k for k in ir.kernels if k.name == b.probe.kernel)
+    radius, taps, vox = kernel.radius, 2 * kernel.radius, int(np.prod(ir.images[s.image].shape))
     top = next(o for o in range(8) if sum(vox * d ** q for q in range(o + 1)) == b.total)
     q = "        "
     out = [f"TL_LANES TL_WIDE static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
@@ -204,8 +182,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
            ] + [
            "    #pragma omp simd",
            "    for (int l = 0; l < TL_B; l++) {"]
-    for a in range(d):
-        out.append(f"{q}double x{a} = X[{a * LANES} + l];")
+    out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
     for a in range(d):
         out.append(f"{q}double xi{a} = m{4 * a + 3};")
         for c in range(d):
@@ -229,11 +206,8 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     moved as in its last step (the block's previous key, in ``pf``), prefetched row by row
     (a hint: no value depends on it); the position is kept as the next step's key, with
     its world point: the update's map of that point takes it (strands_probe.index_map)."""
-    s, d, j = b.probe, b.dim, b.j
-    kernel = next(k for k in ir.kernels if k.name == s.kernel)
-    radius, taps = kernel.radius, 2 * kernel.radius
-    image = ir.images[s.image]
-    vox = int(np.prod(image.shape)) if image.shape else 1
+    s, d, j, kernel = b.probe, b.dim, b.j, next(k for k in ir.kernels if k.name == b.probe.kernel)
+    radius, taps, vox = kernel.radius, 2 * kernel.radius, int(np.prod(ir.images[s.image].shape))
     q = "        "
     out = [f"static inline void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img, int l) {{",
            f"    const tl_img *im = &img[{s.image}];",
@@ -292,17 +266,11 @@ STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
 
 def _subst(e, old, new):
     """``e`` with the expression ``old`` replaced by ``new`` (pure expressions)."""
-    if e == old:
-        return new
-    if isinstance(e, S.Bin):
-        return S.Bin(e.op, _subst(e.a, old, new), _subst(e.b, old, new), e.ty)
-    if isinstance(e, (S.Un, S.Cast)):
-        return type(e)(e.op, _subst(e.a, old, new), e.ty) if isinstance(e, S.Un) else S.Cast(_subst(e.a, old, new), e.ty)
-    if isinstance(e, S.Call):
-        return S.Call(e.fn, tuple(_subst(a, old, new) for a in e.args), e.ty)
-    if isinstance(e, S.Sel):
-        return S.Sel(_subst(e.c, old, new), _subst(e.a, old, new), _subst(e.b, old, new), e.ty)
-    return e
+    if e == old or not isinstance(e, (S.Bin, S.Un, S.Cast, S.Call, S.Sel)):
+        return new if e == old else e
+    parts = {f.name: getattr(e, f.name) for f in fields(e) if not isinstance(getattr(e, f.name), str)}
+    kids: Any = {k: tuple(_subst(a, old, new) for a in v) if isinstance(v, tuple) else _subst(v, old, new) for k, v in parts.items()}
+    return replace(e, **kids)
 
 
 def _march(ir: S.StrandIR):
@@ -358,23 +326,16 @@ def _march(ir: S.StrandIR):
 
 
 def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
-    """``tl_skip``: where a solo update is a ray's march (its only state change outside one
-    ``inside`` test's branch a real ``t += c``, its other statements exit tests on ``t``
-    and locals without side effects, the test's point affine in ``t``: ``a + t * b``),
-    the steps of a run of up to ``RUN`` that provably all fail the test, made as ``t += c``
-    and the exit tests alone (the same additions: the same ``t``).  Proof: ``t`` moves
-    monotonically, so the run's points lie on the segment between its ends; the index
-    position is affine in the point; a whole axis beyond a face by more than 1e-12 of the
-    terms' magnitudes (over 1000 times the rounding of the point and the map) cannot pass
-    the strict test; non-finite terms refuse the run.  Empty where the update is not so."""
+    """``tl_skip``: where a solo update is a ray's march (:func:`_march`), the steps of a run of up to ``RUN``
+    that provably all fail its ``inside`` test, made as ``t += c`` and the exit tests alone (the proof:
+    docs/diderot-compiled.md, "How a run goes").  Empty where the update is not so."""
     march = _march(ir)
     if march is None:
         return []
     t, add, step, exits, probe, _, terms = march
     d = len(terms)
     radius = next(k for k in ir.kernels if k.name == probe.kernel).radius
-    tc = S.Ref("l", "tc_", "real")
-    tn = S.Ref("l", "tn_", "real")
+    tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
     out = ["static int64_t tl_skip(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
            "const int64_t *gi, const tl_img *img, int64_t left) {",
            f"    const tl_img *im = &img[{probe.image}];",
@@ -400,8 +361,7 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     head = [f"static inline int tl_out_(const tl_img *im, double ta, double tb, {args}) {{",
             "    double m = fabs(ta) > fabs(tb) ? fabs(ta) : fabs(tb);"]
     for a in range(d):
-        for w in ("a", "b"):
-            tv = "ta" if w == "a" else "tb"
+        for w, tv in (("a", "ta"), ("b", "tb")):
             head.append(f"    double x{a}{w} = im->m[{4 * a + 3}]" + "".join(
                 f" + im->m[{4 * a + q}] * (a{q} + {tv} * b{q})" for q in range(d)) + ";")
         head.append(f"    double e{a} = 2e-12 * (fabs(im->m[{4 * a + 3}])" + "".join(
@@ -419,16 +379,10 @@ COOLM = 2
 
 def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] | None]:
     """``tl_skipm`` and (image, kernel radius): where a ray's march (:func:`_march`) does only
-    ``m = max(m, F(p))`` in its ``inside`` branch (``F`` a value of a kernel in ``CONVEX``
-    at the test's point), its next steps one by one, made as ``t += c`` and the exit tests
-    alone while each provably leaves ``m`` as it is: its point outside the volume by half a
-    cell, or in a block of cells whose bound (:func:`bounds`, the extra descriptor after
-    the images) is at most ``m``.  The weights' rounding is below 1e-13 of the support's
-    largest magnitude, which the bound adds 1e-10 of; ``tl_max(m, v)`` is ``m``'s bits when
-    ``v`` is a number not above ``m`` (``<`` for ``tl_max(v, m)``), and a NaN bound or ``m``
-    skips nothing.  The point and its map are the update's (the same operations), and a
-    block's bound covers the cells next to it: a map rounded otherwise by under half a cell
-    still finds its probe's cell covered."""
+    ``m = max(m, F(p))`` in its ``inside`` branch (``F`` a ``CONVEX`` kernel's value), its next steps
+    made one by one as ``t += c`` and the exit tests alone while each provably leaves ``m`` as it is
+    (outside by half a cell, or in a block whose :func:`bounds` is at most ``m``; the proof:
+    docs/diderot-compiled.md, "How a run goes").  The point and its map are the update's."""
     march = _march(ir) if MAX else None
     if march is None:
         return [], None
@@ -613,10 +567,8 @@ def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | 
     lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`.strands_probe.render`,
     :func:`.strands_probe.straight`), its branches as selects; a lane outside the image reads the image's first
     cell and takes ⊥. None where the lanes do not cover it (border control, an order past the kernel's)."""
-    image = ir.images[s.image]
-    kernel = next(k for k in ir.kernels if k.name == s.kernel)
-    d, radius = image.dim, kernel.radius
-    vox = int(np.prod(image.shape)) if image.shape else 1
+    kernel, image = next(k for k in ir.kernels if k.name == s.kernel), ir.images[s.image]
+    d, radius, vox = image.dim, kernel.radius, int(np.prod(image.shape))
     if d > 3 or len(s.pos) != d or s.border is not None or (not s.inside and s.order >= len(kernel.segments)):
         return None
     out = [f"{q}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{q}{{"]

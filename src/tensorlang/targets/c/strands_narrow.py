@@ -1,8 +1,5 @@
-"""Narrow int state: the ``int`` and ``bool`` state slots an interval analysis bounds to 8, 16
-or 32 bits (a step counter by the run's step limit) are stored that narrow
-(docs/diderot-compiled.md, "How a run goes"); every slot starts at 0 (a state row is zeroed
-before creation writes it), and C converts every read back to ``int64_t``, so values stay
-exact."""
+"""Narrow int state: the ``int`` and ``bool`` state slots an interval analysis bounds to 8, 16 or 32 bits
+(a step counter by the run's step limit; every slot starts at 0: docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 
@@ -19,9 +16,7 @@ EXACT = 8
 
 def _widen(iv):
     """The smallest width's interval holding ``iv``, or TOP."""
-    if iv is TOP:
-        return iv
-    return next((bounds for _, bounds in BOUNDS if bounds[0] <= iv[0] and iv[1] <= bounds[1]), TOP)
+    return iv if iv is TOP else next((bounds for _, bounds in BOUNDS if bounds[0] <= iv[0] and iv[1] <= bounds[1]), TOP)
 
 
 def _join(a, b):
@@ -83,8 +78,7 @@ class Ranges:
                 return self.slots.get(e.name, TOP)
             return loc.get(e.name, TOP) if e.space == "l" else TOP
         if isinstance(e, S.Sel):
-            a, b = self.ex(e.a, loc), self.ex(e.b, loc)
-            return _join(a, b)
+            return _join(self.ex(e.a, loc), self.ex(e.b, loc))
         if isinstance(e, S.Un) and e.op == "-":
             a = self.ex(e.a, loc)
             return TOP if a is TOP else (-a[1], -a[0])
@@ -150,12 +144,8 @@ class Ranges:
         else:
             self.slots = {}  # (no interval settled: nothing is bounded)
             return {}
-        out = {}
-        for name, iv in self.slots.items():
-            if iv is not TOP:
-                out[name] = next(bits for bits, (lo, hi) in BOUNDS if lo <= iv[0] and iv[1] <= hi)
-        return out
-
+        return {name: next(bits for bits, (lo, hi) in BOUNDS if lo <= iv[0] and iv[1] <= hi)
+                for name, iv in self.slots.items() if iv is not TOP}
 
     def bound(self, e) -> int | None:
         """After :meth:`solve`: the most ``|v|`` of the int expression ``e`` of a strand's
@@ -182,14 +172,8 @@ def _sets(body, looped: bool):
 
 
 def _refs(e) -> bool:
-    """Whether ``e`` reads a variable (anything but constants)."""
-    if isinstance(e, S.Ref) or not hasattr(e, "ty"):
-        return True
-    if isinstance(e, S.Const):
-        return False
-    if not isinstance(e, (S.Bin, S.Un, S.Sel)):
-        return True
-    return any(_refs(getattr(e, part)) for part in ("a", "b", "c") if getattr(e, part, None) is not None)
+    """Whether ``e`` reads a variable (anything but constants and their operators)."""
+    return not all(isinstance(x, (S.Const, S.Bin, S.Un, S.Sel)) for x in S.nodes(e, object))
 
 
 def _step(e, name: str) -> int | None:

@@ -51,14 +51,8 @@ def _derive(coeffs: tuple[float, ...], m: int) -> list[float]:
     return c or [0.0]
 
 
-def _horner(c: list[float], x: str) -> str:
-    expr = repr(c[-1])
-    for coef in reversed(c[:-1]):
-        expr = f"({coef!r} + ({expr}) * {x})"
-    return expr
-
-
 def _horner_names(c: list[str], x: str) -> str:
+    """The polynomial of coefficients ``c`` (C expressions, the constant first) at ``x``, by Horner."""
     expr = c[-1]
     for coef in reversed(c[:-1]):
         expr = f"({coef} + ({expr}) * {x})"
@@ -80,23 +74,16 @@ def kernels(ir: S.StrandIR) -> list[str]:
                 # Horner steps in SIMD lanes, no branch; the same operations as tap by tap
                 rows = [row + [0.0] * (width - len(row)) for row in rows]
                 table = ", ".join("{" + ", ".join(map(repr, row)) + "}" for row in rows)
-                lines.append(f"static const double tl_c_{k.name}_{m}[{len(rows)}][{width}] = {{{table}}};")
-                lines.append(f"static inline void tl_w_{k.name}_{m}(double f, double *restrict w) {{")
-                lines.append(f"    for (int t = 0; t < {len(rows)}; t++) {{")
-                lines.append(f"        double u = f - ({1 - k.radius} + t);")
                 coef = [f"tl_c_{k.name}_{m}[t][{j}]" for j in range(width)]
-                lines.append(f"        w[t] = {_horner_names(coef, 'u')};")
-                lines += ["    }", "}"]
+                lines += [f"static const double tl_c_{k.name}_{m}[{len(rows)}][{width}] = {{{table}}};",
+                          f"static inline void tl_w_{k.name}_{m}(double f, double *restrict w) {{",
+                          f"    for (int t = 0; t < {len(rows)}; t++) {{", f"        double u = f - ({1 - k.radius} + t);",
+                          f"        w[t] = {_horner_names(coef, 'u')};", "    }", "}"]
                 continue
-            lines.append(f"static inline double tl_k_{k.name}_{m}(double u, int t) {{")
-            lines.append("    (void)t;")
-            lines.append("    double a = fabs(u), r;")
-            for piece, coeffs in enumerate(k.pieces):
-                word = "if" if piece == 0 else "else if"
-                lines.append(f"    {word} (a < {piece + 1}) r = {_horner(_derive(coeffs, m), 'a')};")
-            lines.append("    else r = 0.0;")
-            lines.append("    return u < 0 ? -r : r;" if m % 2 else "    return r;")
-            lines.append("}")
+            lines += [f"static inline double tl_k_{k.name}_{m}(double u, int t) {{", "    (void)t;", "    double a = fabs(u), r;"]
+            lines += [f"    {'else if' if piece else 'if'} (a < {piece + 1}) r = {_horner_names(list(map(repr, _derive(coeffs, m))), 'a')};"
+                      for piece, coeffs in enumerate(k.pieces)]
+            lines += ["    else r = 0.0;", "    return u < 0 ? -r : r;" if m % 2 else "    return r;", "}"]
     return lines
 
 
@@ -120,9 +107,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     if share is None or share[0] == "keep":  # the map to index space
         out += [f"{q}{{"] if share is None else [f"{q}double {', '.join(f'l_{s.targets[0]}_xi{a}' for a in range(d))};",
                                                  f"{q}{{"]
-        out.append(f"{p}const tl_img *im = &img[{s.image}];")
-        for a, e in enumerate(s.pos):
-            out.append(f"{p}double x{a} = {ex(e)};")
+        out += [f"{p}const tl_img *im = &img[{s.image}];"] + [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
         out += index_map(d, p, reuse)
         if share is not None:
             out += [f"{p}l_{s.targets[0]}_xi{a} = xi{a};" for a in range(d)] + [f"{q}}}"]
@@ -145,8 +130,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out.append(f"{p}if (" + " || ".join(f"!(xi{a} == {key}[{a}])" for a in range(d)) + ") {")
     else:
         key, cache = "", "pr"
-        out.append(f"{p}double pr[{total}];")
-        out.append(f"{p}{{")
+        out += [f"{p}double pr[{total}];", f"{p}{{"]
     q, at = p + "    ", len(out)
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
 
@@ -348,13 +332,11 @@ def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
     plan: dict = {"fill": _fill_orders(body or (), {})}
     lines: list[str] = []
     for j, (fam, top) in enumerate(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))):
-        image = ir.images[fam[0]]
-        d = image.dim
-        vox = int(np.prod(image.shape)) if image.shape else 1
+        d, vox = ir.images[fam[0]].dim, int(np.prod(ir.images[fam[0]].shape))
         plan[fam] = (j, top, sum(f == fam for f, _ in sites))
         total = sum(vox * d ** o for o in range(top + 1))
-        lines.append(f"{pad}double tl_pc{j}_x[{d}] = {{{', '.join(['NAN'] * d)}}}, tl_pc{j}_r[{total}];")
-        lines.append(f"{pad}int tl_pc{j}_n = -1; (void)tl_pc{j}_x; (void)tl_pc{j}_r; (void)tl_pc{j}_n;")
+        lines += [f"{pad}double tl_pc{j}_x[{d}] = {{{', '.join(['NAN'] * d)}}}, tl_pc{j}_r[{total}];",
+                  f"{pad}int tl_pc{j}_n = -1; (void)tl_pc{j}_x; (void)tl_pc{j}_r; (void)tl_pc{j}_n;"]
     return lines, plan
 
 
@@ -377,19 +359,14 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     affine = d > 1 and s.border is None  # the taps at strides from the support's first sample
     for a in range(d):
         size = f"im->size[{a}]"
-        if affine:
-            out.append(f"{q}const int64_t st{a} = im->stride[{a}];")
-        else:
-            out.append(f"{q}int64_t ix{a}[{taps}];")
-        if affine:
-            pass
-        elif s.border is None:
+        out.append(f"{q}const int64_t st{a} = im->stride[{a}];" if affine else f"{q}int64_t ix{a}[{taps}];")
+        if s.border is None and not affine:
             out.append(f"{q}for (int t = 0; t < {taps}; t++) ix{a}[t] = (int64_t)n{a} + {1 - radius} + t;")
         elif s.border == "clamp":
             out.append(f"{q}{{ double c = n{a} < -{taps} ? -{taps} : (n{a} > (double){size} + {taps} ? (double){size} + {taps} : n{a});")
             out.append(f"{q}  for (int t = 0; t < {taps}; t++) {{ int64_t v = (int64_t)c + {1 - radius} + t; "
                        f"ix{a}[t] = v < 0 ? 0 : (v > {size} - 1 ? {size} - 1 : v); }} }}")
-        else:
+        elif s.border is not None:
             period = size if s.border == "wrap" else f"(2 * {size})"
             out.append(f"{q}{{ double r = fmod(n{a}, (double){period}); if (r < 0) r += (double){period};")
             line = f"{q}  for (int t = 0; t < {taps}; t++) {{ int64_t v = tl_pmod((int64_t)r + {1 - radius} + t, {period});"
@@ -445,8 +422,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
             for b in range(1, inner):
                 out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
                 loop += "    "
-            out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{")
-            out.append(f"{loop}    const double *row = dp + {row};")
+            out += [f"{loop}for (int t = 0; t < {taps}; t++) {{", f"{loop}    const double *row = dp + {row};"]
             out.append(f"{loop}    for (int t0 = 0; t0 < {taps}; t0++) {{ double v = {at}; "
                        + " ".join(f"{name(inner, (m,))}{idx(inner)} += w{inner}_{m}[t] * v;" for m in range(top + 1))
                        + " }")
@@ -488,10 +464,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     out.append(f"{q}}}")
     base = sizes[0]
     for o in range(1, top + 1):
-        out.append(f"{q}if (!im->ident) {{")
-        out.append(f"{q}    double *res = {cache} + {base};")
-        out += _to_world(q + "    ", d, o, vox)
-        out.append(f"{q}}}")
+        out += [f"{q}if (!im->ident) {{", f"{q}    double *res = {cache} + {base};"] + _to_world(q + "    ", d, o, vox) + [f"{q}}}"]
         base += sizes[o]
     return out
 
@@ -551,10 +524,8 @@ def pack(ffi, images: tuple[S.ImageSlot, ...], values, cache: dict | None = None
             desc.stride[a] = flat.strides[a] // 8 if a < d else 0
         desc.cstride = flat.strides[d] // 8
         desc.vox = vox
-        for a in range(d):
-            for c in range(d):
-                desc.m[4 * a + c] = float(m[a, c])
-            desc.m[4 * a + 3] = float(m[a, d])
+        for a, c in itertools.product(range(d), range(d + 1)):  # the linear part, then the offset in column 3
+            desc.m[4 * a + (3 if c == d else c)] = float(m[a, c])
         desc.ident = int(np.array_equal(m[:d, :d], np.eye(d)))
         lin = m[:d, :d]
         desc.diag = int(DIAG and np.all(np.diag(lin) != 0) and np.array_equal(lin, np.diag(np.diag(lin))))
