@@ -5,7 +5,7 @@ an accumulator); variable names live only in the buffer plan (docs/architecture.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Union
 
 from ..ein import ir as ein
@@ -318,7 +318,6 @@ def replace_nodes(node, change):
     """``node`` (any loop-IR node or scalar) rebuilt bottom-up through its fields, each
     part for which ``change`` returns a replacement (not None) replaced by it and not
     looked into further; ``change`` may rewrite inside its replacement itself."""
-    from dataclasses import fields, is_dataclass, replace
     found = change(node)
     if found is not None:
         return found
