@@ -102,11 +102,7 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
         if head and not head.startswith((b"\x93NUMPY", b"PK")):
             # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
-            try:
-                head.decode("utf-8")
-                kind = "text"
-            except UnicodeDecodeError:
-                kind = "neither a .npy array nor an .npz archive"
+            kind = "text" if head.decode("utf-8", "ignore").encode() == head else "neither a .npy array nor an .npz archive"
             what = f"input {name!r}" if name else "inputs"
             raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
                                            "are written by np.save (.npy) and np.savez (.npz), "
@@ -320,33 +316,29 @@ def _terminal() -> bool:
 
 def _interpreter_progress(args, kernel):
     """The note and progress bar of docs/cli.md, "Long interpreter runs"."""
+    stack = contextlib.ExitStack()
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
-        return contextlib.nullcontext()
+        return stack
     try:
         flops = program_cost(kernel.ein, kernel.dtype.itemsize).flops
     except TensorLangError:  # a program the interpreter runs but EIN cannot express
-        return contextlib.nullcontext()
+        return stack
     if flops < INTERP_LONG_FLOPS:
-        return contextlib.nullcontext()
+        return stack
     print(f"note: the reference interpreter evaluates this program's ~{flops:.2g} flops one operator at a "
           "time; --backend c compiles it (much faster)", file=sys.stderr)
     try:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     except ImportError:
-        return contextlib.nullcontext()
+        return stack
     from rich.console import Console
 
     from .semantics import progress
-
-    @contextlib.contextmanager
-    def bar():
-        columns = (TextColumn("interpreter"), BarColumn(), MofNCompleteColumn(), TextColumn("statements"),
-                   TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True) as shown:
-            task = shown.add_task("run", total=None)
-            with progress.observing(lambda done, total: shown.update(task, completed=done, total=total)):
-                yield
-    return bar()
+    columns = (TextColumn("interpreter"), BarColumn(), MofNCompleteColumn(), TextColumn("statements"), TimeElapsedColumn())
+    shown = stack.enter_context(Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True))
+    task = shown.add_task("run", total=None)
+    stack.enter_context(progress.observing(lambda done, total: shown.update(task, completed=done, total=total)))
+    return stack
 
 
 class Timing(NamedTuple):
@@ -362,9 +354,13 @@ BUSY_CPU_FRACTION = 0.5
 
 def _timed(fn, *args) -> tuple:
     """``fn(*args)`` and the Timing of the call."""
-    start, start_cpu = time.perf_counter(), _cpu()
+    def cpu() -> float:  # this process and the children it waited for (the C compiler)
+        children = os.times()
+        return time.process_time() + children.children_user + children.children_system
+
+    start, start_cpu = time.perf_counter(), cpu()
     result = fn(*args)
-    return result, Timing(time.perf_counter() - start, _cpu() - start_cpu)
+    return result, Timing(time.perf_counter() - start, cpu() - start_cpu)
 
 
 def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Timing]]:
@@ -375,12 +371,6 @@ def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Tim
     while first.wall < WARM_SECONDS and len(warm) < MAX_WARM and (len(warm) < 3 or time.perf_counter() < deadline):
         warm.append(_timed(kernel.run, arrays)[1])
     return results, first, warm
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of the children it waited for (the C compiler)."""
-    children = os.times()
-    return time.process_time() + children.children_user + children.children_system
 
 
 def _load() -> float | None:
@@ -788,13 +778,11 @@ def _standard_streams() -> None:
         try:
             os.fstat(fd)
         except OSError:
-            try:
+            with contextlib.suppress(OSError):  # no /dev/null: left closed
                 null = os.open(os.devnull, os.O_RDWR)
-            except OSError:  # pragma: no cover - no /dev/null
-                continue
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace") \
                 and hasattr(stream, "reconfigure"):

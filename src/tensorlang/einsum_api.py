@@ -365,16 +365,12 @@ class ContractExpression:
     """opt_einsum's ContractExpression: a contraction compiled for fixed shapes (docs/einsum.md, "The cache")."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
-        self.subscripts = subscripts
-        self.shapes = shapes
-        self.constants = constants
-        self.backend = backend
+        self.subscripts, self.shapes, self.constants, self.backend = subscripts, shapes, constants, backend
         self.num_args = len(shapes) - len(constants)
         if backend != "auto":  # error[backend] here, not a numpy run
             resolve_backend(backend)
         self._free = tuple(k for k in range(len(shapes)) if k not in constants)
-        spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
-        self.spec = spec
+        self.spec = spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self._runner = self._same = None
         # runners built from unfilled arrays of the shapes; none beyond the memory budget
         within = sum(math.prod(shape) for shape in spec.shapes) * 8 <= limits.memory_budget_bytes()

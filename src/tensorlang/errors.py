@@ -174,19 +174,7 @@ def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | Non
 def signature_checked(fn):
     """For public functions that are not :func:`guard`-ed: a call that does not fit ``fn``'s
     signature raises :class:`ArgumentError` (checked once a TypeError was raised)."""
-    signature = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except TypeError as exc:
-            why = None if isinstance(exc, TensorLangError) else _misfit_error(fn.__qualname__, signature, args, kwargs)
-            if why is None:
-                raise
-            raise why from None
-
-    return wrapper
+    return _boundary(fn, guarded=False)
 
 
 class KernelFailed(TensorLangError):
@@ -260,30 +248,38 @@ def guard(fn):
     """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError:
     a call that does not fit ``fn``'s signature as ``input``, deep nesting and exhausted
     memory as ``too-large``, anything else as ``internal`` with the exception chained."""
+    return _boundary(fn, guarded=True)
+
+
+def _boundary(fn, guarded: bool):
+    """:func:`guard` (``guarded``) or :func:`signature_checked` around ``fn``."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         # room for every stage's recursion at MAX_DEPTH; the limit is shared by every thread:
         # raised by the first guarded call, put back when the last one (in any thread) returns
-        _guarded(1)
+        if guarded:
+            _guarded(1)
         try:
             return fn(*args, **kwargs)
         except TensorLangError:
             raise
-        except RecursionError:
-            raise TensorLangError("too-large", "the program is nested too deeply to process") from None
-        except MemoryError:
-            raise TensorLangError("too-large", "the machine ran out of memory for this program") from None
         except Exception as exc:  # noqa: BLE001 - this is the boundary
             # a call that does not fit the signature is the caller's slip (checked only on failure)
             why = _misfit_error(fn.__qualname__, signature, args, kwargs) if isinstance(exc, TypeError) else None
             if why is not None:
                 raise why from None
+            if not guarded:
+                raise
+            if isinstance(exc, (RecursionError, MemoryError)):
+                raise TensorLangError("too-large", "the program is nested too deeply to process" if isinstance(
+                    exc, RecursionError) else "the machine ran out of memory for this program") from None
             raise TensorLangError("internal", f"internal error ({type(exc).__name__}: {exc}); please report it "
                                   "with the program") from exc
         finally:
-            _guarded(-1)
+            if guarded:
+                _guarded(-1)
 
     return wrapper
 

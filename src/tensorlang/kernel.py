@@ -449,14 +449,11 @@ class Kernel(ProgramInterface):
             if expected is None or type(value) is not np.ndarray or value.shape != expected or value.dtype.kind not in "biuf":
                 return self._validate_inputs_carefully(arrays)
             fine[name] = value
-        for name in required:
-            if name not in fine:
-                return self._validate_inputs_carefully(arrays)
-        return fine
+        return fine if fine.keys() >= required else self._validate_inputs_carefully(arrays)
 
     @functools.cached_property
-    def _input_table(self) -> tuple[dict[str, tuple[int, ...]], tuple[str, ...]]:
-        return {n: self.checked.context[n] for n in self.checked.accepted_inputs}, self.required_inputs
+    def _input_table(self) -> tuple[dict[str, tuple[int, ...]], frozenset[str]]:
+        return {n: self.checked.context[n] for n in self.checked.accepted_inputs}, frozenset(self.required_inputs)
 
     def _validate_inputs_carefully(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         ctx = self.checked.context

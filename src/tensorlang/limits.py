@@ -90,11 +90,8 @@ def check_allocation(elements: int, itemsize: int, what: str, span: Span | None 
 
 
 def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} EiB"  # pragma: no cover
+    k = min(5, max(0, (int(n).bit_length() - 1) // 10))  # 1024 ** k <= n, PiB at most
+    return f"{n / 1024 ** k:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[k]}" if k else f"{int(n)} B"
 
 
 #: The largest program text read (``$TENSORLANG_MAX_SOURCE_BYTES``): far beyond any program

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import limits, targets
-from .analysis.structure import TensorStructure, infer
+from .analysis.structure import infer
 from .ein import ir
 from .ein.interp import reference as ein_reference
 from .ein.printer import html_text, to_lambda_text, to_text
@@ -120,16 +120,13 @@ class Compiled:
 
     def show(self, stage: str) -> str | None:
         """The stage as text, or None where it was not run."""
-        if stage == "ein":
-            return to_text(self.program)
-        if stage == "lambda":
-            return to_lambda_text(self.program)
-        value = getattr(self, stage)
-        if value is None or stage != "loops":
-            show = {"opt": lambda v: to_text(v.program), "schedule": schedule_text, "code": lambda v: v.source}
-            return None if value is None else show.get(stage, str)(value)
-        assert self.schedule is not None, "loops are built from a schedule"
-        return loops_text(value, self.schedule)
+        value: Any = self.program if stage in ("ein", "lambda") else getattr(self, stage)
+        if value is not None and stage == "loops":
+            assert self.schedule is not None, "loops are built from a schedule"
+            return loops_text(value, self.schedule)
+        show = {"ein": to_text, "lambda": to_lambda_text, "opt": lambda v: to_text(v.program), "schedule": schedule_text,
+                "code": lambda v: v.source}
+        return None if value is None else show.get(stage, str)(value)
 
 
 def optimized(program: ir.Program, options: Options) -> Optimized:
@@ -146,26 +143,23 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
     lifted = lift_concat_items(program)  # as the schedule sees it: a direct sum's items in temporaries
     blocks: Mapping[str, Any] = {}
     if caps.blas and any(isinstance(node, ir.Concat) for stmt in lifted.statements for node in ir.nodes(stmt.body)):
-        blocks = _inferred(lifted, annihilating=True) or {}
+        blocks = _or_none(infer, lifted, annihilating=True) or {}
     visits: dict[str, tuple[int, int]] = {}
     if caps.blas and caps.supports and options.pad == 1 and declared:
-        known = _inferred(lifted, annihilating=False) or {}
+        known = _or_none(infer, lifted, annihilating=False) or {}
         for stmt in lifted.statements if known else ():
-            try:
-                points = visited_points(stmt, known)
-            except Exception:  # noqa: BLE001 - a statement the analysis cannot read: no claim
-                points = None
+            points = _or_none(visited_points, stmt, known)
             if points is not None:
                 visits[stmt.target] = points
     return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps,
                  MappingProxyType(dict(blocks)), MappingProxyType(visits), lifted)
 
 
-def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, TensorStructure] | None:
-    """The structure analysis of ``program`` (analysis/structure.py), or None where it
-    cannot read an expression (no claim is made then)."""
+def _or_none(analysis: Callable, *args, **options) -> Any:
+    """``analysis(*args, **options)`` (structure, visited points), or None where it cannot
+    read an expression (no claim is made then)."""
     try:
-        return infer(program, annihilating=annihilating)
+        return analysis(*args, **options)
     except Exception:  # noqa: BLE001 - an expression the analysis cannot read: no claim
         return None
 
