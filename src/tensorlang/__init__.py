@@ -56,12 +56,11 @@ def _version() -> str:
 
     with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version("tensorlang")
-    try:
+    with contextlib.suppress(OSError):
         text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    except OSError:
-        return "0+unknown"
-    found = re.search(r'^version\s*=\s*"([^"]*)"', text, re.MULTILINE)
-    return found[1] if found else "0+unknown"
+        if found := re.search(r'^version\s*=\s*"([^"]*)"', text, re.MULTILINE):
+            return found[1]
+    return "0+unknown"
 
 
 __version__ = _version()

@@ -61,10 +61,8 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
         names = tuple(skip_passes)
     except TypeError:
         raise TensorLangError("input", f"skip_passes must be a list of pass or rule names, got {skip_passes!r}") from None
-    for name in names:
-        if name in LOOP_REWRITE_NAMES and name != "lower":
-            continue
-        if name not in PASS_NAMES and name not in RULE_NAMES:
+    for name in names:  # a loop rewrite too, but for "lower"
+        if name not in PASS_NAMES and name not in RULE_NAMES and (name not in LOOP_REWRITE_NAMES or name == "lower"):
             loops = ", ".join(n for n in LOOP_REWRITE_NAMES if n != "lower")
             raise TensorLangError("input", f"{unknown_name(name)}; loop rewrites: {loops}")
     return names
@@ -168,10 +166,10 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
     resolved = resolve_dtype(dtype)
     try:
         dims = tuple(operator.index(n) for n in shape)
+        if any(n < 0 for n in dims):
+            raise TypeError
     except TypeError:
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}") from None
-    if any(n < 0 for n in dims):
-        raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}")
     if len(dims) > MAX_RANK:
         raise TensorLangError("too-large", f"shape has {len(dims)} dimensions; at most {MAX_RANK} (numpy's limit)")
     return _padded_empty(dims, check_pad(pad, resolved), resolved)

@@ -11,12 +11,8 @@ from .errors import Source, TensorLangError, guard
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-var = languages.BUILDER.var
-outer = languages.BUILDER.outer
-contract = languages.BUILDER.contract
-transpose = languages.BUILDER.transpose
-kron = languages.BUILDER.kron
-Expr = languages.BUILDER.Expr
+var, outer, contract, transpose, kron, Expr = (getattr(languages.BUILDER, name) for name in (
+    "var", "outer", "contract", "transpose", "kron", "Expr"))
 
 
 def _outputs(outputs) -> dict:

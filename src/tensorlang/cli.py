@@ -341,11 +341,8 @@ def _interpreter_progress(args, kernel):
     return stack
 
 
-class Timing(NamedTuple):
-    """Seconds of one timed span, on the wall clock and in CPU time (docs/cli.md, "Timings")."""
-
-    wall: float
-    cpu: float
+#: Seconds of one timed span, on the wall clock and in CPU time (docs/cli.md, "Timings").
+Timing = NamedTuple("Timing", [("wall", float), ("cpu", float)])
 
 
 #: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU: the machine was busy.
@@ -516,13 +513,12 @@ def cmd_analyze(args) -> int:
         # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops, isl=args.isl)
-        if kernel.pad > 1:  # which statements run over padded extents (000 §4)
-            text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
-        else:  # which statements share one loop over their batch (schedule/fusion.py)
-            fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
-            text = text.rstrip("\n") + "\n" + fused + "\n" if fused else text
+        # which statements run over padded extents (000 §4), else which share one loop over their batch (schedule/fusion.py)
+        extra = padding_report(kernel.executed, kernel.pad) if kernel.pad > 1 else fusion_report(
+            kernel.executed, kernel.roles(), kernel.dtype.itemsize, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
+        text = text.rstrip("\n") + "\n" + extra + "\n" if extra else text
     _out(json.dumps(facts, indent=2) + "\n" if args.json else text)
-    if getattr(args, "plot", None):
+    if args.plot:
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
         if Path(args.plot).is_fifo():  # savefig would wait for a reader
@@ -587,9 +583,7 @@ def cmd_cache(args) -> int:
     return 0
 
 
-# ------------------------------------------------------------------ main
-
-
+# ------------------------------------------------------------------ the commands' table and main
 def _pad(args) -> int | str | None:
     """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
     text = None if getattr(args, "pad", None) is None else args.pad.strip()

@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import operator
 import os
 import sys
 import time
@@ -89,12 +90,8 @@ class ProgramInterface(Unpicklable):
         """Pass a new thread count on (to a kernel's C caller, a symbolic kernel's specialisations)."""
 
     # the options it was compiled with, and its program
-    backend = property(lambda self: self.options.backend)
-    dtype = property(lambda self: self.options.dtype)
-    opt = property(lambda self: self.options.opt)
-    skip_passes = property(lambda self: self.options.skip_passes)
-    pad = property(lambda self: self.options.pad)
-    fma = property(lambda self: self.options.fma)
+    backend, dtype, opt, skip_passes, pad, fma = (property(operator.attrgetter("options." + name), doc=f"options.{name}")
+                                                  for name in ("backend", "dtype", "opt", "skip_passes", "pad", "fma"))
     program = property(lambda self: self.checked.program)
     #: the variables a caller must supply, may supply (else they start as ⊥, NaN), the results
     inputs = property(lambda self: self.checked.inputs)
@@ -133,8 +130,7 @@ class ProgramInterface(Unpicklable):
 
     def _repr_html_(self) -> str:
         """A notebook's view (docs/api.md, "Notebooks")."""
-        roles = self.roles()
-        shapes = self.shapes
+        roles, shapes = self.roles(), self.shapes
         shown = [n for n in shapes if roles.get(n) != Role.TEMP]
         temps = len(shapes) - len(shown)
         required = getattr(self, "required_inputs", self.inputs)  # an unqualified program's read-first ones too
@@ -212,9 +208,8 @@ class Kernel(ProgramInterface):
             self._lowering_error = exc
         self._views: dict[tuple[str, str], Compiled] = {}
         #: every stage's value (tensorlang.pipeline), or None where the compiled targets cannot lower the program
-        self.compiled: Compiled | None = None
-        if self._ein is not None:
-            self.compiled = self._compile_padded_or_not(options) if options.pad_auto else self._compile(options)
+        self.compiled: Compiled | None = None if self._ein is None else (
+            self._compile_padded_or_not(options) if options.pad_auto else self._compile(options))
         #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or the reference interpreter
         self.target: Any = self.compiled.build if self.compiled is not None else InterpTarget(
             self._reference, checked.interface.roles, options.dtype)

@@ -147,10 +147,8 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
     visits: dict[str, tuple[int, int]] = {}
     if caps.blas and caps.supports and options.pad == 1 and declared:
         known = _or_none(infer, lifted, annihilating=False) or {}
-        for stmt in lifted.statements if known else ():
-            points = _or_none(visited_points, stmt, known)
-            if points is not None:
-                visits[stmt.target] = points
+        visits = {stmt.target: points for stmt in (lifted.statements if known else ())
+                  if (points := _or_none(visited_points, stmt, known)) is not None}
     return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps,
                  MappingProxyType(dict(blocks)), MappingProxyType(visits), lifted)
 

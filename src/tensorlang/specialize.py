@@ -119,11 +119,9 @@ class SymbolicKernel(ProgramInterface):
         values = [0] * len(self.symbols)
         try:
             for name, _rank, dims in self._binders:
-                value = arrays.get(name)
+                value = arrays[name] if name in arrays else None if out is None else out.get(name)
                 if value is None:
-                    if out is None or name not in out:
-                        continue
-                    value = out[name]
+                    continue
                 shape = value.shape
                 for d, s in dims:
                     if values[s] == 0:
@@ -281,9 +279,8 @@ class SymbolicKernel(ProgramInterface):
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
         fixed = self._binding(given, batch=batch)
-        params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
-                          self._bound_options(), tuple(sorted(params.items())))
+                          self._bound_options(), tuple(sorted({**self.params, **fixed}.items())))
         outputs = {name: tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e
                                for e in shapes[name]) for name in self.outputs}
         return run_chunked(spec, run_chunk, verdict, batched, others, outputs, self.dtype, chunks, split_every)
@@ -367,8 +364,7 @@ class SymbolicKernel(ProgramInterface):
                         f"there it fails: {exc.message}; give {' '.join(f'--param {s}=VALUE' for s in self.symbols)} "
                         "(params= in Python)").with_source(self.source) from None
         if costs is not None:
-            ein, size = costs
-            return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
+            return symbolic_report(costs[0], costs[1], self.symbols, self.dtype.itemsize)
         needed = []
         value = _stand_ins(self.source.text, 1, 2 * len(self.symbols))[0]  # none of the stand-ins below
         for name in self.symbols:  # which size, once it has a value, leaves polynomials in the others
@@ -457,13 +453,8 @@ def _example_bindings(symbols: tuple[str, ...], positions: tuple[str, ...]):
 def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
     """``count`` primes from 101 on (after ``skip``) that the program does not write: sizes no other extent equals."""
     written = {int(t) for t in re.findall(r"[0-9]+", text) if len(t) < 12}
-    found: list[int] = []
-    candidate = 101
-    while len(found) < count + skip:
-        if candidate not in written and all(candidate % p for p in range(2, int(candidate ** 0.5) + 1)):
-            found.append(candidate)
-        candidate += 1
-    return found[skip:]
+    primes = (c for c in itertools.count(101) if c not in written and all(c % p for p in range(2, int(c ** 0.5) + 1)))
+    return list(itertools.islice(primes, skip, count + skip))
 
 
 def _shape_of(value, name: str) -> tuple[int, ...]:
