@@ -101,8 +101,7 @@ class CKernel:
             if generated.blas:  # the pointers, before any call (the same each time: cached per process)
                 found = c_blas.find(self.dtype)
                 assert found is not None, "a source calls BLAS only where blas.find found it"
-                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv),
-                                self.ffi.cast("void *", found.syrk), found.kind)
+                lib.tl_set_blas(*(self.ffi.cast("void *", f) for f in (found.gemm, found.gemv, found.syrk)), found.kind)
             #: the loaded library (a field probe calls its probe step's general entry, targets/c/probe.py)
             self.lib = lib
             functions = {c.step: (getattr(lib, c.name), c.slots, c.inputs) for c in generated.functions}
