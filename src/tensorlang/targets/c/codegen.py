@@ -136,19 +136,13 @@ class CPrinter:
         k = self._rebuilds
         self._rebuilds += 1
         rank = len(node.extents)
-        loop_vars = [f"rb{k}_{d}" for d in range(rank)]
-        packed = [f"ru{k}_{d}" for d in range(rank)]
-        for d, table in enumerate(node.tables):
-            if table is not None:
-                lines.append(f"{pad}static const int32_t tl_u{k}_{d}[{len(table)}] = {{{', '.join(map(str, table))}}};")
-        inner = pad
-        for d in range(rank):
-            lines.append(f"{inner}for (int64_t {_idx(loop_vars[d])} = 0; {_idx(loop_vars[d])} < {node.extents[d]}LL; "
-                         f"++{_idx(loop_vars[d])}) {{")
-            inner += "    "
-        for d in range(rank):
-            read = f"tl_u{k}_{d}[{_idx(loop_vars[d])}]" if node.tables[d] is not None else _idx(loop_vars[d])
-            lines.append(f"{inner}int64_t {_idx(packed[d])} = {read};")
+        loop_vars, packed = [f"rb{k}_{d}" for d in range(rank)], [f"ru{k}_{d}" for d in range(rank)]
+        lines += [f"{pad}static const int32_t tl_u{k}_{d}[{len(table)}] = {{{', '.join(map(str, table))}}};"
+                  for d, table in enumerate(node.tables) if table is not None]
+        lines += [f"{pad}{'    ' * d}for (int64_t {v} = 0; {v} < {node.extents[d]}LL; ++{v}) {{" for d, v in enumerate(map(_idx, loop_vars))]
+        inner = pad + "    " * rank
+        lines += [f"{inner}int64_t {_idx(packed[d])} = {f'tl_u{k}_{d}[{v}]' if node.tables[d] is not None else v};"
+                  for d, v in enumerate(map(_idx, loop_vars))]
         for group in node.groups:  # a bubble sort's compare-exchanges: ascending in the group's order
             for n in range(len(group) - 1, 0, -1):
                 for a in range(n):
@@ -156,8 +150,7 @@ class CPrinter:
                     lines.append(f"{inner}if ({hi} < {lo}) {{ const int64_t tl_s = {lo}; {lo} = {hi}; {hi} = tl_s; }}")
         lines.append(f"{inner}v{node.target}[{_row_major(loop_vars, self.storage[node.target])}] = "
                      f"v{node.source}[{_row_major(packed, self.storage[node.source])}];")
-        for d in reversed(range(rank)):
-            lines.append(f"{pad}{'    ' * d}}}")
+        lines += [f"{pad}{'    ' * d}}}" for d in reversed(range(rank))]
 
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "    " * depth
