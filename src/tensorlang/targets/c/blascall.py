@@ -42,18 +42,17 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
              "    (void)nthreads;"]
     if routine == "syrk":  # zeroed first: BLAS may scale beta = 0 by multiplying (NaN · 0 is NaN)
         n, c = g.n, f"v{g.c}"
-        lines.append(f"    memset({c}, 0, (size_t){n * n}LL * sizeof(real));")
-        lines.append(f"    if (tl_syrk({int(g.trans_a)}, {n}LL, {g.k}LL, v{g.a}, {g.lda}LL, {c}, {n}LL) != 0) return -1;")
-        lines.append(f"    for (int64_t i = 1; i < {n}LL; ++i)")
-        lines.append(f"        for (int64_t j = 0; j < i; ++j) {c}[i * {n}LL + j] = {c}[j * {n}LL + i];")
+        lines += [f"    memset({c}, 0, (size_t){n * n}LL * sizeof(real));",
+                  f"    if (tl_syrk({int(g.trans_a)}, {n}LL, {g.k}LL, v{g.a}, {g.lda}LL, {c}, {n}LL) != 0) return -1;",
+                  f"    for (int64_t i = 1; i < {n}LL; ++i)",
+                  f"        for (int64_t j = 0; j < i; ++j) {c}[i * {n}LL + j] = {c}[j * {n}LL + i];"]
     elif g.batch == 1:
         lines.append(f"    if ({_call(g, f'v{g.a}', f'v{g.b}', f'v{g.c}')} != 0) return -1;")
     else:
-        lines.append(f"    for (int64_t t = 0; t < {g.batch}LL; ++t) {{")
         a = f"v{g.a} + t * {g.stride_a}LL" if g.stride_a else f"v{g.a}"
         b = f"v{g.b} + t * {g.stride_b}LL" if g.stride_b else f"v{g.b}"
-        lines.append(f"        if ({_call(g, a, b, f'v{g.c} + t * {g.m * g.n}LL')} != 0) return -1;")
-        lines.append("    }")
+        lines += [f"    for (int64_t t = 0; t < {g.batch}LL; ++t) {{",
+                  f"        if ({_call(g, a, b, f'v{g.c} + t * {g.m * g.n}LL')} != 0) return -1;", "    }"]
     if g.scale != 1.0:  # numpy.multiply(out, scale, out=out), as the Python step does (finite: blas_shape)
         lines.append(f"    for (int64_t i = 0; i < {g.batch * g.m * g.n}LL; ++i) v{g.c}[i] *= (real){float(g.scale)!r};")
     lines += ["    return 0;", "}"]

@@ -141,21 +141,17 @@ def cache_key(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()
     return _digest((compiler.key_material() + "\n" + " ".join(extra_flags) + "\n" * bool(extra_flags) + source).encode())
 
 
-def _owned_and_private(path: Path) -> bool:
-    try:
-        info = path.stat()
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and _private(info)
-
-
 #: The most bytes of an object and of a manifest read from the cache (a bigger one is rebuilt).
 _MAX_OBJECT_BYTES, _MAX_MANIFEST_BYTES = 64 * 1024 * 1024, 64 * 1024
 
 
 def _read_limited(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file of at most ``limit`` bytes, or None."""
+    """The bytes of a regular file of at most ``limit`` bytes, :func:`_private` (looked at
+    before it is opened: no FIFO is), or None."""
     try:
+        info = path.stat()
+        if not (stat.S_ISREG(info.st_mode) and _private(info)):
+            return None
         with open(path, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
@@ -168,8 +164,6 @@ def _read_limited(path: Path, limit: int) -> bytes | None:
 
 def _valid_entry(obj: Path, manifest: Path, key: str) -> bool:
     """Whether the entry may be loaded; anything odd is not valid (rebuilt, never an error)."""
-    if not (_owned_and_private(obj) and _owned_and_private(manifest)):
-        return False
     text = _read_limited(manifest, _MAX_MANIFEST_BYTES)
     if text is None:
         return False
@@ -209,10 +203,8 @@ def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) ->
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
     if _valid_entry(obj, manifest, key):
         return obj
-    try:
+    with contextlib.suppress(OSError, _Vanished):
         return _compile_into(directory, key, source, compiler, extra_flags)
-    except (OSError, _Vanished):
-        pass
     try:
         return _compile_into(_private_dir(), key, source, compiler, extra_flags)
     except OSError as exc:  # no room even in the temporary directory, say

@@ -129,10 +129,7 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
         padded = (tuple(tuple(int(k) for k in storage[s]) for s in slots),
                   padded_alignment(kernel.pad, kernel.dtype.itemsize))
     if len(slots) + len(inputs) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes) \
-            or not set(order) <= set(names):
-        return None
-    module = extension()
-    if module is None:
+            or not set(order) <= set(names) or (module := extension()) is None:
         return None
     codes = tuple(WORK if name == SCRATCH else _ROLES.get(roles.get(name, "temp"), WORK) for name in names)
     address = int(kernel.ffi.cast("uintptr_t", function))

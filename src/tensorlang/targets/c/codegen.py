@@ -93,10 +93,9 @@ class CPrinter:
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
-        shape = self.storage[slot]
         if slot < len(self.program.names) and self.program.names[slot] == SCRATCH:
             raise AssertionError("the scratch buffer is written through store(), never read")
-        return _row_major(indices, shape)
+        return _row_major(indices, self.storage[slot])
 
     def scalar(self, e) -> str:
         if isinstance(e, loops.Load):  # an inout variable's input: v<slot>_in (loops.Nest.inputs)
@@ -137,19 +136,13 @@ class CPrinter:
         k = self._rebuilds
         self._rebuilds += 1
         rank = len(node.extents)
-        loop_vars = [f"rb{k}_{d}" for d in range(rank)]
-        packed = [f"ru{k}_{d}" for d in range(rank)]
-        for d, table in enumerate(node.tables):
-            if table is not None:
-                lines.append(f"{pad}static const int32_t tl_u{k}_{d}[{len(table)}] = {{{', '.join(map(str, table))}}};")
-        inner = pad
-        for d in range(rank):
-            lines.append(f"{inner}for (int64_t {_idx(loop_vars[d])} = 0; {_idx(loop_vars[d])} < {node.extents[d]}LL; "
-                         f"++{_idx(loop_vars[d])}) {{")
-            inner += "    "
-        for d in range(rank):
-            read = f"tl_u{k}_{d}[{_idx(loop_vars[d])}]" if node.tables[d] is not None else _idx(loop_vars[d])
-            lines.append(f"{inner}int64_t {_idx(packed[d])} = {read};")
+        loop_vars, packed = [f"rb{k}_{d}" for d in range(rank)], [f"ru{k}_{d}" for d in range(rank)]
+        lines += [f"{pad}static const int32_t tl_u{k}_{d}[{len(table)}] = {{{', '.join(map(str, table))}}};"
+                  for d, table in enumerate(node.tables) if table is not None]
+        lines += [f"{pad}{'    ' * d}for (int64_t {v} = 0; {v} < {node.extents[d]}LL; ++{v}) {{" for d, v in enumerate(map(_idx, loop_vars))]
+        inner = pad + "    " * rank
+        lines += [f"{inner}int64_t {_idx(packed[d])} = {f'tl_u{k}_{d}[{v}]' if node.tables[d] is not None else v};"
+                  for d, v in enumerate(map(_idx, loop_vars))]
         for group in node.groups:  # a bubble sort's compare-exchanges: ascending in the group's order
             for n in range(len(group) - 1, 0, -1):
                 for a in range(n):
@@ -157,8 +150,7 @@ class CPrinter:
                     lines.append(f"{inner}if ({hi} < {lo}) {{ const int64_t tl_s = {lo}; {lo} = {hi}; {hi} = tl_s; }}")
         lines.append(f"{inner}v{node.target}[{_row_major(loop_vars, self.storage[node.target])}] = "
                      f"v{node.source}[{_row_major(packed, self.storage[node.source])}];")
-        for d in reversed(range(rank)):
-            lines.append(f"{pad}{'    ' * d}}}")
+        lines += [f"{pad}{'    ' * d}}}" for d in reversed(range(rank))]
 
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "    " * depth
@@ -200,8 +192,8 @@ class CPrinter:
                 lines.append(f"{pad}real *restrict v{node.slot} = (real *)(tl_heap + {node.offset}LL);"
                              "  /* packed, on the heap */")
             elif node.home == "pointer":
-                lines.append(f"{pad}real v{node.slot}_storage[{size}] __attribute__((aligned(64)));  /* packed */")
-                lines.append(f"{pad}real *restrict v{node.slot} = v{node.slot}_storage;")
+                lines += [f"{pad}real v{node.slot}_storage[{size}] __attribute__((aligned(64)));  /* packed */",
+                          f"{pad}real *restrict v{node.slot} = v{node.slot}_storage;"]
             else:
                 lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
@@ -214,8 +206,7 @@ class CPrinter:
             self.packed_blas(node, lines, depth)
         elif isinstance(node, loops.Loop):
             chosen = node.parallel and bool(node.team)  # a measured choice (CHOICE): timed below
-            if chosen:
-                self._choices += 1
+            self._choices += chosen
             lines.extend(f"{pad}{pragma}" for pragma in self.pragmas(node))
             var = _idx(node.var)
             start = _idx(node.start) if isinstance(node.start, str) else "0" if node.start == 0 else f"{node.start}LL"
@@ -241,9 +232,7 @@ class CPrinter:
             lines.extend(code)
             return
         pad = "    " * depth
-        lines.append(f"{pad}#if TL_TILES")
-        lines.extend(code)
-        lines.append(f"{pad}#else")
+        lines += [f"{pad}#if TL_TILES", *code, f"{pad}#else"]
         if node.rows:
             self.rows_plain(node.tile, lines, depth)
         else:
@@ -309,31 +298,15 @@ class CPrinter:
         for first, end, group in tile.groups(self.itemsize):  # microkernel.Tile.groups
             rows = (f"for (int64_t tl_r = 0; tl_r < {group}LL; ++tl_r) {{", f"    const int64_t {u} = {g} + tl_r;")
             body += [
-                f"{TILE_MARK} {group} rows of {vectors} vectors at a time"
-                + (f", the last {tail} of {lanes} lanes */" if tail else " */"),
-                f"for (int64_t {g} = {first}; {g} < {end}LL; {g} += {group}LL) {{",
-                f"    tl_vd {t}[{group}][{vectors}];",
-                f"    #pragma GCC unroll {group}",
-                "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
+                f"{TILE_MARK} {group} rows of {vectors} vectors at a time" + (f", the last {tail} of {lanes} lanes */" if tail else " */"),
+                f"for (int64_t {g} = {first}; {g} < {end}LL; {g} += {group}LL) {{", f"    tl_vd {t}[{group}][{vectors}];",
+                f"    #pragma GCC unroll {group}", "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
                 f"        for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {t}[tl_r][tl_v] = (tl_vd){{0}};",
-                f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{",
-                f"        #pragma GCC unroll {group}",
-                *(f"        {line}" for line in rows),
-                f"            #pragma GCC unroll {vectors}",
-                *(f"        {line}" for line in each),
-                f"                {acc} = {step};",
-                "            }",
-                "        }",
-                "    }",
-                f"    #pragma GCC unroll {group}",
-                *(f"    {line}" for line in rows),
-                f"        #pragma GCC unroll {vectors}",
-                *(f"    {line}" for line in each),
-                f"            {store}",
-                "        }",
-                "    }",
-                "}",
-            ]
+                f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{", f"        #pragma GCC unroll {group}",
+                *(f"        {line}" for line in rows), f"            #pragma GCC unroll {vectors}", *(f"        {line}" for line in each),
+                f"                {acc} = {step};", "            }", "        }", "    }", f"    #pragma GCC unroll {group}",
+                *(f"    {line}" for line in rows), f"        #pragma GCC unroll {vectors}", *(f"    {line}" for line in each),
+                f"            {store}", "        }", "    }", "}"]
         return [f"{pad}{line}" for line in body]
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
@@ -443,9 +416,8 @@ class CPrinter:
         lines.append("    {")  # a block per statement: its accumulators are its own
         self._heap = nest.heap
         if self._heap:  # one block for the large local buffers; nothing in a nest returns early
-            lines.append("        void *tl_heap_block = NULL;")
-            lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){self._heap}LL) != 0) return {NO_MEMORY};")
-            lines.append("        char *tl_heap = (char *)tl_heap_block;")
+            lines += ["        void *tl_heap_block = NULL;", f"        if (posix_memalign(&tl_heap_block, 64, "
+                      f"(size_t){self._heap}LL) != 0) return {NO_MEMORY};", "        char *tl_heap = (char *)tl_heap_block;"]
         for node in nest.body:
             self.node(node, lines, 2)
         if self._heap:

@@ -4,6 +4,7 @@ that libgomp's stale thread pool is never touched in the child (docs/c-backend.m
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 
@@ -11,26 +12,23 @@ import os
 _NAMES = ("libgomp.so.1", "libgomp.so")
 
 
-def _loaded_libgomp():
-    """The libgomp this process has loaded (not loading one), or None."""
-    noload = getattr(os, "RTLD_NOLOAD", 0)
-    if not noload:
-        return None
-    for name in _NAMES:
-        try:
-            return ctypes.CDLL(name, mode=noload | ctypes.RTLD_GLOBAL)
-        except OSError:
-            pass
+def _libgomp_names():
+    """The sonames, then the libgomp paths of /proc/self/maps (read only where no soname loaded)."""
+    yield from _NAMES
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             paths = {line.split(None, 5)[-1].strip() for line in maps if "libgomp" in line}
     except OSError:
-        return None
-    for path in sorted(p for p in paths if p.startswith("/")):
-        try:
-            return ctypes.CDLL(path, mode=noload | ctypes.RTLD_GLOBAL)
-        except OSError:
-            pass
+        return
+    yield from sorted(p for p in paths if p.startswith("/"))
+
+
+def _loaded_libgomp():
+    """The libgomp this process has loaded (not loading one), or None."""
+    noload = getattr(os, "RTLD_NOLOAD", 0)
+    for name in _libgomp_names() if noload else ():
+        with contextlib.suppress(OSError):
+            return ctypes.CDLL(name, mode=noload | ctypes.RTLD_GLOBAL)
     return None
 
 
@@ -48,10 +46,8 @@ def serial_after_fork() -> bool:
 
 
 def _in_child() -> None:
-    try:
+    with contextlib.suppress(Exception):  # a fork must never fail because of this
         serial_after_fork()
-    except Exception:  # noqa: BLE001 - a fork must never fail because of this
-        pass
 
 
 _installed = False

@@ -148,6 +148,10 @@ def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
 """
 
 
+def _wparams(d: int, order: int) -> str:
+    return ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
+
+
 def _cells(d: int, kern: Kernel, order: int) -> str:
     """``tl_cells`` (csrc/probe_cells.c): a batch's cells, domain test and weights (the
     weights' polynomials are the kernel's, as literals: :func:`_weights`)."""
@@ -155,38 +159,33 @@ def _cells(d: int, kern: Kernel, order: int) -> str:
     weights = "\n".join(
         f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
         for a in range(d))
-    return csrc.text("probe_cells.c", wparams=", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d)),
-                     weights=weights, low=repr(float(s - 1)), radius=s, first=repr(float(1 - s)))
+    return csrc.text("probe_cells.c", wparams=_wparams(d, order), weights=weights, low=repr(float(s - 1)), radius=s,
+                     first=repr(float(1 - s)))
 
 
 def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
     """``tl_probe_points`` and ``tl_unpack`` (csrc/probe_points.c) with their generated parts."""
     S, s = kern.support, kern.radius
     combos = _combos(d, order)
-    full = d ** order
+    full, nc = d ** order, len(combos)
     # where each index-space derivative component (a tuple of axes) comes from
     fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
-    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
-    wargs = ", ".join(f"w{a}" for a in range(d))
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))
-    unpacks = "\n                ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
-    lanes_lines = "\n        ".join(_lanes_sums(d, S, order, ncomp, combos))
-    nres = ncomp * len(combos)
-    lanes_stores = "\n                    ".join(f"o[k*{full} + {j}] = res[k*{len(combos)} + {c}][j];" for j, c in enumerate(fill))
-    lanes_packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = res[k*{len(combos)} + {c}][j];"
-                                              for c in range(len(combos)))
-    lanes_keep = "\n        ".join(f"TL_STOREB(res[{k * len(combos) + j}], R{k}_{j});"
-                                     for k in range(ncomp) for j in range(len(combos)))
     # one double a point (a scalar value): a full batch's results are one vector, stored whole
     direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            return;\n        }\n        "
-              if nres == 1 else "")
+              if ncomp * nc == 1 else "")
     return csrc.text(
-        "probe_points.c", full=full, wparams=", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d)), strides=", ".join(f"st{a} = stride[{a}]" for a in range(d)),
+        "probe_points.c", full=full, wparams=_wparams(d, order), strides=", ".join(f"st{a} = stride[{a}]" for a in range(d)),
         unused=" ".join(f"(void)st{a};" for a in range(d)), parallel=parallel, ahead=POINTS_AHEAD, firsttap=1 - s,
-        radius=s, rows=prefetch_rows, wdecls=wdecls, wargs=wargs, lanes=lanes_lines, keep=lanes_keep,
-        results=f"{direct}double res[{nres}][B];", packs=lanes_packs, stores=lanes_stores, unpacks=unpacks,
+        radius=s, rows=prefetch_rows, wdecls=" ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d)),
+        wargs=", ".join(f"w{a}" for a in range(d)), lanes="\n        ".join(_lanes_sums(d, S, order, ncomp, combos)),
+        keep="\n        ".join(f"TL_STOREB(res[{k * nc + j}], R{k}_{j});" for k in range(ncomp) for j in range(nc)),
+        results=f"{direct}double res[{ncomp * nc}][B];",
+        packs="\n                    ".join(f"o[k*{nc} + {c}] = res[k*{nc} + {c}][j];" for c in range(nc)),
+        stores="\n                    ".join(f"o[k*{full} + {j}] = res[k*{nc} + {c}][j];" for j, c in enumerate(fill)),
+        unpacks="\n                ".join(f"o[k*{full} + {j}] = r[k*{nc} + {c}];" for j, c in enumerate(fill)),
         streambytes=f"{UNPACK_STREAM_BYTES}.0")
 
 

@@ -20,11 +20,7 @@ from .padded import aligned_zeros, as_padded
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two arrays may share memory (two that own their data cannot: no bounds check)."""
-    if a is b:
-        return True
-    if a.base is None and b.base is None:
-        return False
-    return np.may_share_memory(a, b)
+    return a is b or ((a.base is not None or b.base is not None) and np.may_share_memory(a, b))
 
 
 def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bool:
@@ -105,8 +101,7 @@ class CKernel:
             if generated.blas:  # the pointers, before any call (the same each time: cached per process)
                 found = c_blas.find(self.dtype)
                 assert found is not None, "a source calls BLAS only where blas.find found it"
-                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv),
-                                self.ffi.cast("void *", found.syrk), found.kind)
+                lib.tl_set_blas(*(self.ffi.cast("void *", f) for f in (found.gemm, found.gemv, found.syrk)), found.kind)
             #: the loaded library (a field probe calls its probe step's general entry, targets/c/probe.py)
             self.lib = lib
             functions = {c.step: (getattr(lib, c.name), c.slots, c.inputs) for c in generated.functions}
@@ -168,14 +163,10 @@ class CKernel:
             kernel = compile_einsum((step.statement,), self.dtype, step.chunk)
             target, name = step.target, step.statement.target
             # the statement's own variables only (never a fused loop's locals, which have no buffer)
-            every = self.schedule.buffers.slot_of
-            slot_of = {var: every[var] for var in (step.statement.target, *step.statement.reads)}
+            slot_of = {var: self.schedule.buffers.slot_of[var] for var in (step.statement.target, *step.statement.reads)}
 
-            def run_einsum(buffers, threads):
-                store = {var: buffers[s] for var, s in slot_of.items()}
-                with np.errstate(all="ignore"):
-                    value = kernel.function(store)[name]
-                np.copyto(buffers[target], value)
+            def run_einsum(buffers, threads):  # (the kernel's call ignores floating-point warnings)
+                np.copyto(buffers[target], kernel({var: buffers[s] for var, s in slot_of.items()})[name])
             return run_einsum
 
         # matmul-views: on the padded buffers' views (BLAS takes the padded row stride as lda)

@@ -3,6 +3,7 @@ cache; ``$TENSORLANG_PARALLEL_WORK`` overrides both (docs/compatible.md, "Parall
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -134,23 +135,17 @@ def _thresholds(cpus: int) -> Threshold:
     if compiler is None:
         return Threshold(PARALLEL_WORK, PARALLEL_WORK)
     directory = c_build.cache_dir()
-    path = directory / CACHE_FILE
-    key = _key(compiler)
+    path, key = directory / CACHE_FILE, _key(compiler)
     whole = cpus >= (cpu_count())  # the whole machine: its figures, cached
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         cached = json.loads(path.read_text())
-        if whole and cached.get("key") == key and all(isinstance(cached.get(f), int)
-                                                     for f in ("parallel_work", "stream_work")):
+        if whole and cached.get("key") == key and all(isinstance(cached.get(f), int) for f in ("parallel_work", "stream_work")):
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
-    except (OSError, ValueError, AttributeError):
-        pass
     probes = _probes(compiler, cpus)  # without them there is nothing to wait for
     quiet = not probes or wait_for_quiet()
     result = measure(compiler, cpus=cpus)
     quiet = quiet and (not probes or wait_for_quiet(QUIET_POLL_S))  # and still quiet after it
     if whole and quiet and c_build._usable_dir(directory):
-        try:
+        with contextlib.suppress(OSError):
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
-        except OSError:
-            pass
     return Threshold(int(result["parallel_work"]), int(result["stream_work"]))

@@ -92,12 +92,10 @@ class _Codegen:
         present = tuple(sorted(order))
         shape = tuple(n for _, n in stmt.index)
         reads = "(" + "".join(f"_s[{name!r}], " for name in stmt.reads) + ")"
-        if tuple(labels) == tuple(target) and compatible(stmt).in_place and st.into_target(value, stmt.target):
-            # written in place when the target's array is the store's own (_into)
-            st.lines.append(
-                f"    _s[{stmt.target!r}] = _kept({value}, _s, {stmt.target!r}, {perm}, {present}, {shape}, _dtype, {reads})")
-            return st.lines
-        st.lines.append(f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})")
+        rest = f"{perm}, {present}, {shape}, _dtype, {reads})"
+        # written in place when the target's array is the store's own (_into)
+        kept = tuple(labels) == tuple(target) and compatible(stmt).in_place and st.into_target(value, stmt.target)
+        st.lines.append(f"    _s[{stmt.target!r}] = " + (f"_kept({value}, _s, {stmt.target!r}, {rest}" if kept else f"_finish_at({value}, {rest}"))
         return st.lines
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
@@ -352,18 +350,14 @@ def _into(store, name, dtype):
     """The target's array for a ufunc's ``out=``, or None where the kernel may not write it
     (only the store's own C-contiguous, writable, unshared arrays)."""
     array = store.get(name)
-    if (isinstance(array, np.ndarray) and array.dtype == dtype and array.flags.c_contiguous
-            and array.flags.writeable and array.base is None):
-        return array
-    return None
+    return array if (isinstance(array, np.ndarray) and array.dtype == dtype and array.flags.c_contiguous
+                     and array.flags.writeable and array.base is None) else None
 
 
 def _kept(value, store, name, perm, present, shape, dtype, reads):
     """The target after an in-place ufunc: its own array when ``out=`` took it, else the
     fresh result placed as :func:`_finish_at` places any."""
-    if value is store.get(name):
-        return value
-    return _finish_at(value, perm, present, shape, dtype, reads)
+    return value if value is store.get(name) else _finish_at(value, perm, present, shape, dtype, reads)
 
 
 @dataclass
