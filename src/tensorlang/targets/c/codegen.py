@@ -298,15 +298,31 @@ class CPrinter:
         for first, end, group in tile.groups(self.itemsize):  # microkernel.Tile.groups
             rows = (f"for (int64_t tl_r = 0; tl_r < {group}LL; ++tl_r) {{", f"    const int64_t {u} = {g} + tl_r;")
             body += [
-                f"{TILE_MARK} {group} rows of {vectors} vectors at a time" + (f", the last {tail} of {lanes} lanes */" if tail else " */"),
-                f"for (int64_t {g} = {first}; {g} < {end}LL; {g} += {group}LL) {{", f"    tl_vd {t}[{group}][{vectors}];",
-                f"    #pragma GCC unroll {group}", "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
+                f"{TILE_MARK} {group} rows of {vectors} vectors at a time"
+                + (f", the last {tail} of {lanes} lanes */" if tail else " */"),
+                f"for (int64_t {g} = {first}; {g} < {end}LL; {g} += {group}LL) {{",
+                f"    tl_vd {t}[{group}][{vectors}];",
+                f"    #pragma GCC unroll {group}",
+                "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
                 f"        for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {t}[tl_r][tl_v] = (tl_vd){{0}};",
-                f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{", f"        #pragma GCC unroll {group}",
-                *(f"        {line}" for line in rows), f"            #pragma GCC unroll {vectors}", *(f"        {line}" for line in each),
-                f"                {acc} = {step};", "            }", "        }", "    }", f"    #pragma GCC unroll {group}",
-                *(f"    {line}" for line in rows), f"        #pragma GCC unroll {vectors}", *(f"    {line}" for line in each),
-                f"            {store}", "        }", "    }", "}"]
+                f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{",
+                f"        #pragma GCC unroll {group}",
+                *(f"        {line}" for line in rows),
+                f"            #pragma GCC unroll {vectors}",
+                *(f"        {line}" for line in each),
+                f"                {acc} = {step};",
+                "            }",
+                "        }",
+                "    }",
+                f"    #pragma GCC unroll {group}",
+                *(f"    {line}" for line in rows),
+                f"        #pragma GCC unroll {vectors}",
+                *(f"    {line}" for line in each),
+                f"            {store}",
+                "        }",
+                "    }",
+                "}",
+            ]
         return [f"{pad}{line}" for line in body]
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
@@ -416,8 +432,9 @@ class CPrinter:
         lines.append("    {")  # a block per statement: its accumulators are its own
         self._heap = nest.heap
         if self._heap:  # one block for the large local buffers; nothing in a nest returns early
-            lines += ["        void *tl_heap_block = NULL;", f"        if (posix_memalign(&tl_heap_block, 64, "
-                      f"(size_t){self._heap}LL) != 0) return {NO_MEMORY};", "        char *tl_heap = (char *)tl_heap_block;"]
+            lines.append("        void *tl_heap_block = NULL;")
+            lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){self._heap}LL) != 0) return {NO_MEMORY};")
+            lines.append("        char *tl_heap = (char *)tl_heap_block;")
         for node in nest.body:
             self.node(node, lines, 2)
         if self._heap:
