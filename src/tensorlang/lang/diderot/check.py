@@ -47,9 +47,9 @@ PLACES: dict[type, tuple[tuple[str, ...], str]] = {
 
 
 class _Scope:
-    def __init__(self, parent: "_Scope | None", kind: str):
+    def __init__(self, parent: "_Scope | None", kind: str, names: dict[str, Ty] | None = None):
         self.parent, self.kind = parent, kind
-        self.names: dict[str, Ty] = {}
+        self.names: dict[str, Ty] = dict(names or {})
 
     def lookup(self, name: str):
         scope: _Scope | None = self
@@ -138,8 +138,7 @@ class Checker:
         assert decl.init is not None and decl.param is not None
         d, k = ty.dim, ty.k if ty.k is not None else 2
         pos = tensor(d) if d > 1 else REAL
-        scope = _Scope(top, "local")
-        scope.names[decl.param] = Ty("field", pos.shape, d, k + 8)  # the identity field is smooth
+        scope = _Scope(top, "local", {decl.param: Ty("field", pos.shape, d, k + 8)})  # the identity field is smooth
         saved = dict(self.c.types), dict(self.c.scopes)
         try:
             value, mode = self.expr(decl.init, scope), "field"
@@ -173,9 +172,7 @@ class Checker:
                 self.images(x, name, ty, exact and keeps_voxels)
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
-        scope = _Scope(top, "local")
-        for p in decl.params:
-            scope.names[p.name] = from_syntax(p.type)
+        scope = _Scope(top, "local", {p.name: from_syntax(p.type) for p in decl.params})
         self.where, self.result = "function", from_syntax(decl.result)
         if isinstance(decl.body, A.Block):
             self.block(decl.body, scope)
@@ -558,8 +555,7 @@ class Checker:
             if self.where != "update":
                 self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
             self.note(dom, Ty("set", name=self.strand.name))
-            inner = _Scope(scope, "local")
-            inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
+            inner = _Scope(scope, "local", {comp.iter.name: Ty("strand", name=self.strand.name)})
         else:
             inner = self.bind(comp.iter.name, dom, scope, True, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)

@@ -200,11 +200,8 @@ class Lifted(Field):
             return fn(part(self.a, 0), part(self.b, 0))
         if order != 2:  # (the second order's terms are added in the order below)
             return self._leibniz(part, order, fn)
-        terms = []
-        va, vb = part(self.a, 0), part(self.b, 0)
-        da, db = part(self.a, 1), part(self.b, 1)
-        n = 1 if dim == 1 else dim
-        ha, hb = part(self.a, 2), part(self.b, 2)
+        terms, n = [], 1 if dim == 1 else dim
+        (va, vb), (da, db), (ha, hb) = [(part(self.a, k), part(self.b, k)) for k in range(3)]
         for k in range(n):
             row = []
             for m in range(n):

@@ -133,8 +133,7 @@ class Compiler:
         return getattr(self, "e_" + type(e).__name__)(e)
 
     def e_Num(self, e):  # (and e_Str, e_Bool)
-        v = e.value
-        return lambda fr: v
+        return lambda fr, v=e.value: v
     e_Str = e_Bool = e_Num
 
     def e_Var(self, e):
@@ -144,13 +143,11 @@ class Compiler:
         if scope == "state":
             return lambda fr: fr.s[name]
         if scope == "kernel" or (scope == "global" and name in KERNELS and name not in self.c.globals):
-            k = KERNELS[name]
-            return lambda fr: k
+            return lambda fr, k=KERNELS[name]: k
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):
-        k = KERNELS[e.name]
-        return lambda fr: k
+        return lambda fr, k=KERNELS[e.name]: k
 
     def e_BinOp(self, e):
         a, b = self.expr(e.left), self.expr(e.right)
@@ -318,8 +315,7 @@ class Compiler:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
         if name in _COUNTS:
-            which = _COUNTS[name]
-            return lambda fr: fr.rt.count(which)
+            return lambda fr, which=_COUNTS[name]: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
             a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)

@@ -113,8 +113,7 @@ class _ToAst(Transformer):
 
     # ---- top level
     def start(self, meta, items):
-        version = "1.0"
-        decls, blocks, strand, create = [], {}, None, None
+        version, decls, blocks, strand, create = "1.0", [], {}, None, None
         for item in items:
             if item is None:  # no #version line: version 1.0
                 continue
