@@ -68,10 +68,7 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
 
 def _append(a: Ty, b: Ty) -> Ty | None:
     """``s @ x``, ``x @ s`` and ``s @ t``: a sequence of any length (Diderot's ``@``)."""
-    def elem(t: Ty) -> Ty | None:
-        return None if t.kind != "seq" else t.elem
-
-    ea, eb = elem(a), elem(b)
+    ea, eb = (t.elem if t.kind == "seq" else None for t in (a, b))
     e: Ty | None
     if ea is not None and eb is not None:
         if ea == VOID or eb == VOID:
@@ -174,21 +171,6 @@ def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
     return None
 
 
-def _inside(args: list[Ty]) -> Ty | None:
-    if len(args) == 2 and args[1].kind == "field" and args[1].dim is not None:
-        want = REAL if args[1].dim == 1 else tensor(args[1].dim)
-        if args[0] == want or (args[1].dim == 1 and is_num(args[0])):
-            return BOOL
-    return None
-
-
-def _transpose(args: list[Ty]) -> Ty | None:
-    if len(args) == 1 and args[0].kind in ("tensor", "field") and len(args[0].shape) == 2:
-        t = args[0]
-        return Ty(t.kind, (t.shape[1], t.shape[0]), t.dim, t.k)
-    return None
-
-
 FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_fn(1) for name in ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
                                      "atan", "sinh", "cosh", "tanh", "erf", "erfc", "ceil", "floor", "round",
@@ -199,12 +181,16 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **dict.fromkeys(("min", "max"), lambda a: _num(*a) if len(a) == 2 else None), "lerp": _lerp, "clerp": _lerp,
     "clamp": _clamp, **dict.fromkeys(("wrap", "mirror"), lambda a: a[0] if len(a) == 1 and a[0].kind == "image" else None),
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
-    "inside": _inside, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "inside": lambda a: BOOL if len(a) == 2 and a[1].kind == "field" and a[1].dim is not None and (  # inside(x, F)
+        a[0] == (REAL if a[1].dim == 1 else tensor(a[1].dim)) or a[1].dim == 1 and is_num(a[0])) else None,
+    "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
     "inv": lambda a: _real_or_field_fn(a) or _square(a, lambda n: tensor(n, n), fields=True),
     "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
-    "transpose": _transpose, "modulate": lambda a: a[0] if len(a) == 2 and a[0] == a[1] and a[0].kind == "tensor" else None,
+    "transpose": lambda a: Ty(a[0].kind, a[0].shape[::-1], a[0].dim, a[0].k)
+    if len(a) == 1 and a[0].kind in ("tensor", "field") and len(a[0].shape) == 2 else None,
+    "modulate": lambda a: a[0] if len(a) == 2 and a[0] == a[1] and a[0].kind == "tensor" else None,
     "length": lambda a: INT if len(a) == 1 and a[0].kind == "seq" else None,
     "load": lambda a: Ty("seq", elem=Ty("void")) if a == [STRING] else None,
     **dict.fromkeys(("numStrands", "numActive", "numStable"), lambda a: INT if not a else None),

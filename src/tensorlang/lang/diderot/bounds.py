@@ -92,9 +92,7 @@ def check_expansion(checked) -> None:
     strand = program.strand
     roots = [program.update, program.start, program.initialize, *(body for _, body in strand.methods), *strand.state,
              *(d for d in program.decls if not isinstance(d, A.FunctionDecl)), program.create]
-    for root in roots:
-        if root is None:
-            continue
+    for root in (r for r in roots if r is not None):
         size, calls = _size_and_calls(root, checked.scopes, fields)
         if size + sum(total.get(c, 1) for c in calls) > MAX_EXPANSION:
             raise error("too-large", f"this part of the program expands to more than {MAX_EXPANSION} syntax nodes "

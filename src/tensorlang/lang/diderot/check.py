@@ -47,9 +47,9 @@ PLACES: dict[type, tuple[tuple[str, ...], str]] = {
 
 
 class _Scope:
-    def __init__(self, parent: "_Scope | None", kind: str):
+    def __init__(self, parent: "_Scope | None", kind: str, names: dict[str, Ty] | None = None):
         self.parent, self.kind = parent, kind
-        self.names: dict[str, Ty] = {}
+        self.names: dict[str, Ty] = dict(names or {})
 
     def lookup(self, name: str):
         scope: _Scope | None = self
@@ -120,8 +120,7 @@ class Checker:
                     self.images(init, decl.name, ty)
             elif not isinstance(decl, A.InputDecl) and ty.kind in ("field", "image", "kernel"):
                 self.fail("uninit", f"{decl.name} has no value", decl)
-            top.names[decl.name] = ty
-            self.c.globals[decl.name] = ty
+            top.names[decl.name] = self.c.globals[decl.name] = ty
         self.strand_decl(program.strand, top)
         for block in (program.start, program.initialize, program.update):
             if block is not None:
@@ -139,8 +138,7 @@ class Checker:
         assert decl.init is not None and decl.param is not None
         d, k = ty.dim, ty.k if ty.k is not None else 2
         pos = tensor(d) if d > 1 else REAL
-        scope = _Scope(top, "local")
-        scope.names[decl.param] = Ty("field", pos.shape, d, k + 8)  # the identity field is smooth
+        scope = _Scope(top, "local", {decl.param: Ty("field", pos.shape, d, k + 8)})  # the identity field is smooth
         saved = dict(self.c.types), dict(self.c.scopes)
         try:
             value, mode = self.expr(decl.init, scope), "field"
@@ -174,9 +172,7 @@ class Checker:
                 self.images(x, name, ty, exact and keeps_voxels)
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
-        scope = _Scope(top, "local")
-        for p in decl.params:
-            scope.names[p.name] = from_syntax(p.type)
+        scope = _Scope(top, "local", {p.name: from_syntax(p.type) for p in decl.params})
         self.where, self.result = "function", from_syntax(decl.result)
         if isinstance(decl.body, A.Block):
             self.block(decl.body, scope)
@@ -274,7 +270,7 @@ class Checker:
         self.expect(ty, value, s.value, f"assignment to {s.name}")
 
     def s_If(self, s: A.If, scope: _Scope) -> None:
-        self.expect_bool(s.test, scope)
+        self.integer(s.test, scope, "a condition must be bool, not {}", BOOL)
         self.stmt(s.then, _Scope(scope, "local"))
         if s.other is not None:
             self.stmt(s.other, _Scope(scope, "local"))
@@ -295,11 +291,6 @@ class Checker:
             self.fail("undeclared", f"no strand called {s.strand}", s)
         self.new_args(s.strand, s.args, scope, s)
 
-    def expect_bool(self, e, scope) -> None:
-        t = self.expr(e, scope)
-        if t != BOOL:
-            self.fail("shape", f"a condition must be bool, not {t}", e, t)
-
     # ---------------------------------------------------------------- expressions
     def expr(self, e, scope: _Scope) -> Ty:
         """The type of ``e`` by its kind's rule ``e_KIND`` (as ``interp.Compiler`` compiles it), noted."""
@@ -309,10 +300,11 @@ class Checker:
         return STRING if isinstance(e, A.Str) else BOOL if isinstance(e, A.Bool) else INT if e.is_int else REAL
     e_Str = e_Bool = e_Num
 
-    def integer(self, e, scope: _Scope, message: str) -> None:
-        """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end)."""
-        if self.expr(e, scope) != INT:
-            self.fail("shape", message, e)
+    def integer(self, e, scope: _Scope, message: str = "an index is an integer", want: Ty = INT) -> None:
+        """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end), or ``want`` BOOL: a bool."""
+        t = self.expr(e, scope)
+        if t != want:
+            self.fail("shape", message.format(t), e, *(t,) * (want == BOOL))
 
     def e_Var(self, e: A.Var, scope: _Scope) -> Ty:
         ty, kind = scope.lookup(e.name)
@@ -346,7 +338,7 @@ class Checker:
         return t
 
     def e_Cond(self, e: A.Cond, scope: _Scope) -> Ty:
-        self.expect_bool(e.test, scope)
+        self.integer(e.test, scope, "a condition must be bool, not {}", BOOL)
         a, b = self.expr(e.then, scope), self.expr(e.other, scope)
         if a == b:
             return a
@@ -373,7 +365,7 @@ class Checker:
         t = self.expr(e.operand, scope)
         for i in e.indices:
             if i is not None:
-                self.integer(i, scope, "an index is an integer")
+                self.integer(i, scope)
         if t.kind == "seq":
             if len(e.indices) != 1 or e.indices[0] is None:
                 self.fail("shape", "a sequence takes one index", e)
@@ -394,7 +386,7 @@ class Checker:
         t = self.expr(e.operand, scope)
         if t.kind != "seq":
             self.fail("shape", f"{{i}} indexes a sequence, not {t}", e, t)
-        self.integer(e.index, scope, "an index is an integer")
+        self.integer(e.index, scope)
         return elem(t)
 
     def e_Select(self, e: A.Select, scope: _Scope) -> Ty:
@@ -563,8 +555,7 @@ class Checker:
             if self.where != "update":
                 self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
             self.note(dom, Ty("set", name=self.strand.name))
-            inner = _Scope(scope, "local")
-            inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
+            inner = _Scope(scope, "local", {comp.iter.name: Ty("strand", name=self.strand.name)})
         else:
             inner = self.bind(comp.iter.name, dom, scope, True, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)

@@ -5,6 +5,7 @@ copy of the derivative rules: the interpreter runs them on floats, :mod:`.lower`
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Callable
 
 import numpy as np
@@ -72,7 +73,9 @@ class Field:
         raise NotImplementedError
 
     def inside(self, x: np.ndarray) -> bool:
-        return True
+        """Inside each field it is made of (its attributes, a stack's list of them)."""
+        return all(f.inside(x) for v in vars(self).values() for f in (v if isinstance(v, list) else (v,))
+                   if isinstance(f, Field))
 
 
 class Of(Field):
@@ -80,9 +83,6 @@ class Of(Field):
 
     def __init__(self, name, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
-
-    def inside(self, x) -> bool:
-        return self.f.inside(x)
 
 
 _EYE = {d: np.eye(d).tolist() for d in (1, 2, 3)}
@@ -102,17 +102,6 @@ class Conv(Field):
         with np.errstate(all="ignore"):
             return self._m @ np.reshape(np.asarray(x, dtype=np.float64), (self.dim,)) + self._o
 
-    def _cell(self, x) -> np.ndarray | None:
-        """n = ⌊x⌋ of the index position, or None where x is not finite or not ``inside`` (Diderot's)."""
-        xi = self.index(x)
-        if not np.all(np.isfinite(xi)):
-            return None
-        n = np.floor(xi)
-        s = self.kern.radius
-        if any(n[a] + 1 - s < 0 or n[a] + s > size - 1 for a, size in enumerate(self._sizes)):
-            return None
-        return n
-
     def inside(self, x) -> bool:
         """Diderot's ``inside(x, F)``, strictly on the index position (docs/diderot-compiled.md)."""
         xi = self.index(x)
@@ -122,10 +111,10 @@ class Conv(Field):
     def value(self, x, order: int) -> np.ndarray:
         d, s = self.dim, self.kern.radius
         xi = self.index(x)
-        outside = not np.all(np.isfinite(xi)) or (self.mode is None and self._cell(x) is None)
-        if outside:
+        n = np.floor(xi)  # ⊥ where x is not finite or (without a border) its taps leave the image
+        if not np.all(np.isfinite(xi)) or self.mode is None and any(
+                n[a] + 1 - s < 0 or n[a] + s > size - 1 for a, size in enumerate(self._sizes)):
             return np.full(self.shape + ((d,) * order if d > 1 else ()), np.nan)
-        n = np.floor(xi)
         f = xi - n
         taps = _taps(n, s, self._sizes, self.mode)
         hood = self.img.data[np.ix_(*taps)] if d > 1 else self.img.data[taps[0]]
@@ -153,10 +142,7 @@ class Lifted(Field):
     def __init__(self, op: str, a, b, dim: int | None):  # dim None: a field over image("file"), as its operand's
         self.op, self.a, self.b, self.dim = op, a, b, dim if dim is not None else getattr(a, "dim", None) or b.dim
 
-    def inside(self, x) -> bool:
-        return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
-
-    def _v(self, f, x, order):
+    def _v(self, f, x, order):  # (a constant's derivatives: None)
         if isinstance(f, Field):
             return f.value(x, order)
         return f if order == 0 else None
@@ -181,18 +167,16 @@ class Lifted(Field):
             if order > 1:  # |F| = sqrt(F:F), by the chain and product rules
                 return Lifted1("sqrt", Lifted("•" if np.ndim(va) == 1 else ":", a, a, self.dim)).value(x, order)
             return np.sqrt(np.sum(va * va)) if order == 0 else _norm_grad(va, a.value(x, 1))
-        if op == "/" and not isinstance(a, Field):  # c / F
-            if order == 0:
-                return _arr(a) / b.value(x, 0)
+        if op == "/" and isinstance(b, Field) and (order > 1 or order and not isinstance(a, Field)):  # a * (1/b)
             return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
+        if op == "/" and not isinstance(a, Field):  # c / F
+            return _arr(a) / b.value(x, 0)
         if op in ("*", "/") and not isinstance(b, Field):
             return _scale(a.value(x, order), b, op)
         if op == "*" and not isinstance(a, Field):
             return _scale(b.value(x, order), a, "*")
         if op == "*":  # a scalar field times a tensor field: ∇(sV) = V ⊗ ∇s + s ∇V, axis by axis
             return self._bilinear(x, order, _mul)
-        if order > 1:  # a/b = a * (1/b)
-            return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         va, vb = a.value(x, 0), b.value(x, 0)
         if order == 0:
             return va / vb
@@ -216,11 +200,8 @@ class Lifted(Field):
             return fn(part(self.a, 0), part(self.b, 0))
         if order != 2:  # (the second order's terms are added in the order below)
             return self._leibniz(part, order, fn)
-        terms = []
-        va, vb = part(self.a, 0), part(self.b, 0)
-        da, db = part(self.a, 1), part(self.b, 1)
-        n = 1 if dim == 1 else dim
-        ha, hb = part(self.a, 2), part(self.b, 2)
+        terms, n = [], 1 if dim == 1 else dim
+        (va, vb), (da, db), (ha, hb) = [(part(self.a, k), part(self.b, k)) for k in range(3)]
         for k in range(n):
             row = []
             for m in range(n):
@@ -333,9 +314,7 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
 def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
     """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field."""
     def term(k: int) -> Callable:
-        c = 1
-        for j in range(k):
-            c *= n - j
+        c = math.prod(range(n - k + 1, n + 1))  # n (n-1) ... (n-k+1)
         return lambda v: c * np.power(v, float(n - k)) if c else np.zeros_like(v)
     return term(0), term(1), term(2), term(3)
 
@@ -390,25 +369,9 @@ def set_partitions(items: list) -> list[list[list]]:
     return out
 
 
-def compose_terms(order: int, e: int):
-    """The terms of the ``order``-th derivative of F∘G (F of dimension e) by Faà di Bruno's formula, as
-    (blocks B1..Bm of the derivative axes, F's axes a): ∂^m F/∂a1..∂am at G(x) times each ∂_Bi G_ai."""
-    for blocks in set_partitions(list(range(order))):
-        for a in itertools.product(range(e), repeat=len(blocks)):
-            yield blocks, a
-
-
-def inv_terms(order: int):
-    """The ``order``-th derivative of A⁻¹ as a sum over the ordered partitions (B1..Bm)
-    of the derivative axes: (-1)^m A⁻¹ ∂_B1 A A⁻¹ ∂_B2 A ... ∂_Bm A A⁻¹.  Yields (sign, blocks)."""
-    for p in set_partitions(list(range(order))):
-        for blocks in itertools.permutations(p):
-            yield (-1) ** len(blocks), [tuple(blk) for blk in blocks]
-
-
 class MatrixFn(Of):
     """``det``, ``trace``, ``inv``, ``transpose`` of a field of square matrices; derivatives: linear ones to any
-    order, det, inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, then :func:`det_terms`, :func:`inv_terms`."""
+    order, det, inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, then :func:`det_terms` and the ordered partitions of the axes."""
 
     def value(self, x, order: int):
         v = _arr(self.f.value(x, order))
@@ -453,12 +416,12 @@ class MatrixFn(Of):
                     for i, j, axes in factors:
                         t = t * part(axes)[i, j]
                     total = total + t
-            else:
-                for sign, blocks in inv_terms(order):
+            else:  # over the ordered partitions B1..Bm of the axes: (-1)^m A⁻¹ ∂_B1 A A⁻¹ ... ∂_Bm A A⁻¹
+                for blocks in (b for p in set_partitions(list(range(order))) for b in itertools.permutations(p)):
                     t = ai
                     for blk in blocks:
-                        t = t @ part(blk) @ ai
-                    total = total + sign * t
+                        t = t @ part(tuple(blk)) @ ai
+                    total = total + (-1) ** len(blocks) * t
             out[(Ellipsis,) + (idx if d > 1 else ())] = total
         return out
 
@@ -485,7 +448,7 @@ class Slice(Of):
 
 
 class Compose(Field):
-    """``F ∘ G``: F probed at G's value, differentiated by the chain rule (:func:`compose_terms`)."""
+    """``F ∘ G``: F probed at G's value, differentiated by the chain rule (Faà di Bruno's formula)."""
 
     def __init__(self, f: Field, g: Field):
         self.f, self.g, self.dim = f, g, g.dim
@@ -505,7 +468,8 @@ class Compose(Field):
         with np.errstate(all="ignore"):
             for idx in itertools.product(range(d), repeat=order):
                 total = np.zeros(shape)
-                for blocks, a in compose_terms(order, e):
+                # Faà di Bruno: per partition B1..Bm of the axes and F's axes a, ∂^m F/∂a1..∂am at G(x) times each ∂_Bi G_ai
+                for blocks, a in ((b, a) for b in set_partitions(list(range(order))) for a in itertools.product(range(e), repeat=len(b))):
                     t = fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)]
                     for blk, ab in zip(blocks, a):
                         gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
@@ -520,9 +484,6 @@ class Stack(Field):
 
     def __init__(self, fields: list):
         self.fields, self.dim = fields, fields[0].dim
-
-    def inside(self, x) -> bool:
-        return all(f.inside(x) for f in self.fields)
 
     def value(self, x, order: int):
         return np.stack([_arr(f.value(x, order)) for f in self.fields])

@@ -81,17 +81,12 @@ def _wrapping(op: Callable) -> Callable:
     return fn
 
 
-def c_div(a: int, b: int) -> int:
+def c_div(a: int, b: int, what: str = "division") -> int:
+    """C's a / b of ints (toward zero; ``what`` "remainder": C's a % b), wrapped to 64 bits."""
     if b == 0:
-        raise error("input", "integer division by zero")
-    q = abs(a) // abs(b)
-    return wrap64(q if (a >= 0) == (b >= 0) else -q)
-
-
-def c_mod(a: int, b: int) -> int:
-    if b == 0:
-        raise error("input", "integer remainder by zero")
-    return wrap64(a - b * (abs(a) // abs(b) if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))))
+        raise error("input", f"integer {what} by zero")
+    q = abs(a) // abs(b) if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))
+    return wrap64(q if what == "division" else a - b * q)
 
 
 def coerce(ty: Ty, v):
@@ -114,13 +109,10 @@ def fmt(v) -> str:
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, float):
-        if math.isnan(v):
-            return "nan" if math.copysign(1, v) > 0 else "-nan"
-        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits (and inf, -inf)
+        # Diderot --double: C++ streams at 17 significant digits (and inf, -inf)
+        return ("nan" if math.copysign(1, v) > 0 else "-nan") if math.isnan(v) else f"{v:.17g}"
     if isinstance(v, np.ndarray):
-        if v.ndim == 0:
-            return fmt(float(v))
-        return "[" + ",".join(fmt(x if isinstance(x, np.ndarray) else float(x)) for x in v) + "]"
+        return fmt(float(v)) if v.ndim == 0 else "[" + ",".join(fmt(x if isinstance(x, np.ndarray) else float(x)) for x in v) + "]"
     if isinstance(v, tuple):
         return "{" + ",".join(fmt(x) for x in v) + "}"
     return str(v)
@@ -141,8 +133,7 @@ class Compiler:
         return getattr(self, "e_" + type(e).__name__)(e)
 
     def e_Num(self, e):  # (and e_Str, e_Bool)
-        v = e.value
-        return lambda fr: v
+        return lambda fr, v=e.value: v
     e_Str = e_Bool = e_Num
 
     def e_Var(self, e):
@@ -152,13 +143,11 @@ class Compiler:
         if scope == "state":
             return lambda fr: fr.s[name]
         if scope == "kernel" or (scope == "global" and name in KERNELS and name not in self.c.globals):
-            k = KERNELS[name]
-            return lambda fr: k
+            return lambda fr, k=KERNELS[name]: k
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):
-        k = KERNELS[e.name]
-        return lambda fr: k
+        return lambda fr, k=KERNELS[e.name]: k
 
     def e_BinOp(self, e):
         a, b = self.expr(e.left), self.expr(e.right)
@@ -183,28 +172,25 @@ class Compiler:
                 check_allocation(len(x) + len(y), item_bytes(ea), "a sequence made by @", e.span)
                 return x + y
             return append
-        if ta.kind == "field" or tb.kind == "field" or op == "⊛":
-            return self.field_binop(op, a, b, ta, tb, tr)
-        fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
-        if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
-            return lambda fr: float(fn(a(fr), b(fr)))
-        return lambda fr: fn(a(fr), b(fr))
-
-    def field_binop(self, op, a, b, ta, tb, tr):
-        dim = tr.dim
         if op == "⊛":
             def conv(fr):
                 x, y = a(fr), b(fr)
                 img, ker = (x, y) if not isinstance(x, type(KERNELS["tent"])) else (y, x)
                 return FV.Conv(img, ker)
             return conv
-        if op == "∘":
-            return lambda fr: FV.Compose(a(fr), b(fr))
-        if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
-            return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
-        if op == "^":
-            return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
-        raise error("backend", f"the interpreter does not lift {op} to fields")
+        if ta.kind == "field" or tb.kind == "field":  # field arithmetic, lifted
+            dim = tr.dim
+            if op == "∘":
+                return lambda fr: FV.Compose(a(fr), b(fr))
+            if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
+                return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
+            if op == "^":
+                return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
+            raise error("backend", f"the interpreter does not lift {op} to fields")
+        fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
+        if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
+            return lambda fr: float(fn(a(fr), b(fr)))
+        return lambda fr: fn(a(fr), b(fr))
 
     def e_Unary(self, e):
         a = self.expr(e.operand)
@@ -223,8 +209,7 @@ class Compiler:
 
     def e_Cond(self, e):
         t, c, o = self.expr(e.then), self.expr(e.test), self.expr(e.other)
-        ty = self.ty(e)
-        if is_real(ty):
+        if is_real(self.ty(e)):
             return lambda fr: float(t(fr) if c(fr) else o(fr))
         return lambda fr: t(fr) if c(fr) else o(fr)
 
@@ -258,19 +243,13 @@ class Compiler:
             if scope == "basis":
                 return self.call_basis(f.name, e)
             if f.name == "sphere":
-                args = [self.expr(a) for a in e.args]
-                if len(args) == 1:
-                    return lambda fr: fr.rt.sphere(fr, None, args[0](fr))
+                args = [lambda fr: None] * (2 - len(e.args)) + [self.expr(a) for a in e.args]  # sphere(r): at pos
                 return lambda fr: fr.rt.sphere(fr, args[0](fr), args[1](fr))
             return self.reduction(f.name, e.args[0])
-        fn = self.expr(f)
-        arg = self.expr(e.args[0])
-        shape = self.ty(e).shape
+        fn, arg, shape = self.expr(f), self.expr(e.args[0]), self.ty(e).shape
 
-        def probe(fr):
-            field = fn(fr)
-            x = np.asarray(arg(fr), dtype=np.float64)
-            v = field.value(x, 0)
+        def probe(fr):  # F(x)
+            v = fn(fr).value(np.asarray(arg(fr), dtype=np.float64), 0)
             return float(v) if not shape else np.asarray(v, dtype=np.float64)
         return probe
 
@@ -294,13 +273,11 @@ class Compiler:
     def call_function(self, name, e):
         args = [self.expr(a) for a in e.args]
         decl = self.c.functions[name]
-        ptys = [from_syntax(p.type) for p in decl.params]
-        names = [p.name for p in decl.params]
-        rty = from_syntax(decl.result)
-        functions = self.functions
+        typed = [(p.name, from_syntax(p.type)) for p in decl.params]
+        rty, functions = from_syntax(decl.result), self.functions
 
         def call(fr):
-            loc = {n: coerce(t, a(fr)) for n, t, a in zip(names, ptys, args)}
+            loc = {n: coerce(t, a(fr)) for (n, t), a in zip(typed, args)}
             return coerce(rty, functions[name](Frame(fr.g, fr.s, loc, fr.strand, fr.rt)))
         if name not in self.recursive:
             return call
@@ -338,8 +315,7 @@ class Compiler:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
         if name in _COUNTS:
-            which = _COUNTS[name]
-            return lambda fr: fr.rt.count(which)
+            return lambda fr, which=_COUNTS[name]: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
             a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)
@@ -353,19 +329,11 @@ class Compiler:
         return lambda fr: fn(*[a(fr) for a in args])
 
     def reduction(self, name, comp: A.Comprehension):
-        body = self.expr(comp.body)
-        var = comp.iter.name
-        dom = comp.iter.domain
-        if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.c.name:
-            which = {"all": (ACTIVE, STABLE), "active": (ACTIVE,), "stable": (STABLE,)}[dom.name]
-
-            def items(fr):
-                return fr.rt.states(which)
-        else:
-            items = self.expr(dom)
-        bty = self.ty(comp)
+        body, var, dom, bty = self.expr(comp.body), comp.iter.name, comp.iter.domain, self.ty(comp)
+        which = {"all": (ACTIVE, STABLE), "active": (ACTIVE,), "stable": (STABLE,)}[dom.name] if isinstance(dom, A.Select) \
+            and isinstance(dom.operand, A.Var) and dom.operand.name == self.c.name else None  # S.all, S.active, S.stable
+        items = self.expr(dom) if which is None else (lambda fr: fr.rt.states(which))
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
-
         empty = 0 if bty.kind == "int" else {"max": -math.inf, "min": math.inf}.get(name)  # max, min of none
         reduce: Callable[[list], Any] = {
             "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
@@ -470,7 +438,9 @@ class Compiler:
         scope = self.c.scopes[id(s)]
         name, store = s.name, {"local": "l", "state": "s", "global": "g"}[scope]
         v = self.expr(s.value)
-        ty = _declared(self.c, s, scope)
+        # the target's declared type (a local's: its value's, which the checker matched)
+        ty = (self.c.globals if scope == "global" else self.c.state)[name] if scope in ("global", "state") \
+            else self.c.types.get(id(s.value), Ty("void"))
         if s.op != "=":
             op = s.op[0]
             # the checker typed "x op= e" as "x op e"
@@ -536,7 +506,7 @@ class Compiler:
 
     def s_New(self, s):
         args = [self.expr(a) for a in s.args]
-        return lambda fr: fr.rt.new_strand([a(fr) for a in args])
+        return lambda fr: fr.rt.pending.append(fr.rt.make_strand([a(fr) for a in args]))
 
 
 _MISSING = object()
@@ -557,13 +527,6 @@ def _each(fr: Frame, var: str, items, body) -> list:
     else:
         loc[var] = saved
     return out
-
-
-def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
-    """The declared type of an assignment's target (a local's: its value's, which the checker matched)."""
-    if scope in ("global", "state"):
-        return (checked.globals if scope == "global" else checked.state)[s.name]
-    return checked.types.get(id(s.value), Ty("void"))
 
 
 def _same_items(ty: Ty, src: Ty) -> bool:
@@ -645,7 +608,7 @@ _BINARY: dict[str, Callable] = {
 }
 _INT_BASIS: dict[str, Callable] = {"min": min, "max": max}  # of ints: ints
 #: int + - * / %: 64-bit two's complement, C's division and remainder
-_INT: dict[str, Callable] = {"/": c_div, "%": c_mod, **{op: _wrapping(_BINARY[op]) for op in "+-*"}}
+_INT: dict[str, Callable] = {"/": c_div, "%": lambda a, b: c_div(a, b, "remainder"), **{op: _wrapping(_BINARY[op]) for op in "+-*"}}
 
 
 def _lerp(a, b, *rest):
@@ -897,8 +860,7 @@ class Runtime:
     """One run of a program: its globals, its strands and what it printed."""
 
     def __init__(self, checked: Checked, compiled: Compiled, base_dir: str | None = None):
-        self.c, self.p = checked, compiled
-        self.base_dir = base_dir
+        self.c, self.p, self.base_dir = checked, compiled, base_dir
         self.g: dict[str, Any] = {}
         self.strands: list[Strand] = []
         self.printed: list[str] = []
@@ -932,12 +894,9 @@ class Runtime:
         return self.order
 
     # ---- files
-    def _path(self, path: str) -> str:
-        return file_path(path, self.base_dir)
-
     def image(self, path, want: tuple | None = None, span=None):  # want: Checked.images's
         try:
-            img = path if isinstance(path, Image) else load_image(self._path(str(path)))
+            img = path if isinstance(path, Image) else load_image(file_path(str(path), self.base_dir))
         except TensorLangError as exc:  # a file that cannot be read: at its image("file") where there is one
             if span is None or exc.diagnostics[0].span is not None:
                 raise
@@ -950,7 +909,7 @@ class Runtime:
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
             # an NRRD of N items, NRRD axis 0 fastest: the first axes are the item's components
-            data = _read_items(self._path(value))
+            data = _read_items(file_path(value, self.base_dir))
             check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 size = int(np.prod(elem.shape))
@@ -982,9 +941,6 @@ class Runtime:
             raise error("too-large", f"{strand.id + 1:,} strands ({len(self.pending):,} made by new in this super-step)"
                         f" take {_human(self.held)}, more than the memory budget of {_human(self.budget)}")
         return strand
-
-    def new_strand(self, args) -> None:
-        self.pending.append(self.make_strand(args))
 
     def count(self, which) -> int:
         return sum(1 for s in self.strands if s.status in which)
@@ -1052,27 +1008,18 @@ class Runtime:
                 return
         strand.status = STABLE
 
-    def _drop_step(self, strand: Strand, before: dict | None) -> None:
-        """A strand the global block stabilizes gets its shared variables of the step's start back."""
-        if before is not None:
-            for name in self.c.shared:
-                strand.state[name] = before[name]
-
     def step(self) -> None:
         """One super-step, in Diderot's permuted order where it has one (docs/diderot-language.md, "Differences")."""
         if self.p.start is not None and self.unstarted:  # strands made by new start now
             self.run_start()
-        order = self.alive()
-        if not self.indirect:  # creation order; stable and dead strands stay in place
-            order = [s for s in self.strands if s.status != DEAD]
+        # (not permuted: creation order; stable and dead strands stay in place)
+        order = self.alive() if self.indirect else [s for s in self.strands if s.status != DEAD]
         if self.c.communicates:
             self.snapshot = [(s, dict(s.state)) for s in order]
             self._tree = None
-        update = self.p.update
+        update, within, done = self.p.update, self.within, 0
         n_stable = sum(1 for s in order if s.status == STABLE) if self.indirect else 0
-        stabilizing = dying = 0
-        ix = n_stable
-        within, done = self.within, 0
+        ix, stabilizing, dying = n_stable, 0, 0
         while ix < len(order) - dying:
             strand = order[ix]
             if strand.status != ACTIVE:  # a direct array: stable strands stay in place
@@ -1101,10 +1048,10 @@ class Runtime:
             try:
                 self.p.global_update(self.frame(None))
             except _Stabilize:
-                before = {id(s): st for s, st in start or ()}
+                before = {id(s): st for s, st in start or ()}  # the shared variables of the step's start come back
                 for s in self.alive():
                     if s.status == ACTIVE:
-                        self._drop_step(s, before.get(id(s)))
+                        s.state.update({name: before[id(s)][name] for name in self.c.shared} if id(s) in before else {})
                         self.stabilize(s)
             except _Die:
                 for s in self.strands:

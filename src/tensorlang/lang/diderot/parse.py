@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
@@ -42,24 +43,13 @@ def _diff_op(text: str) -> str:
     return _CANON.get(text, text)
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v"}  # (others: the character)
+
+
 def _unquote(tok: Token) -> str:
-    body = str(tok)[1:-1]
-    escapes = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
-    out, i = [], 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt.isdigit() and i + 3 < len(body) + 1 and body[i + 1:i + 4].isdigit():
-                out.append(chr(int(body[i + 1:i + 4])))
-                i += 4
-                continue
-            out.append(escapes.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    """A string literal's text: ``\\n`` and the other C escapes, ``\\ddd`` (decimal digits; two at the end) a character's code."""
+    return re.sub(r"\\(\d{3}|\d\d\Z|.)", lambda m: chr(int(m[1])) if len(m[1]) > 1 else _ESCAPES.get(m[1], m[1]),
+                  str(tok)[1:-1], flags=re.S)
 
 
 _int = lark_support.integer
@@ -95,13 +85,15 @@ _MADE = {
     "create_array": lambda c, s: A.Create(True, c[0][0], c[0][1], c[1], span=s),
     "create_collection": lambda c, s: A.Create(False, c[0][0], c[0][1], c[1], span=s), "call": lambda c, s: (str(c[0]), c[1]),
     "assign": lambda c, s: A.Assign(str(c[0]), "=" if len(c) == 2 else str(c[1]), c[-1], span=s),
+    **dict.fromkeys(("iters", "indices"), lambda c, s: tuple(c)),  # (``:`` in an index: None)
+    **dict.fromkeys(("params", "shape", "args"), lambda c, s: tuple(x for x in c if x is not None)),
+    "fun_expr": lambda c, s: c[0], "fun_block": lambda c, s: c[0], "slice_all": lambda c, s: None,
+    # the global blocks: (their kind, the block)
+    "global_block": lambda c, s: ("update", c[1]), "start_block": lambda c, s: ("start", c[0]),
+    "init_block": lambda c, s: ("initialize", c[0]),
 }
 #: Rules whose node holds the rule's children as one tuple (then its span).
 _TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
-#: Rules that are one of their children: its index (``:`` in an index is None); and the
-#: global blocks, each (its kind, the index of its block).
-_CHILD = {"fun_expr": 0, "fun_block": 0, "slice_all": None}
-_GLOBAL_BLOCKS = {"global_block": ("update", 1), "start_block": ("start", 0), "init_block": ("initialize", 0)}
 
 
 @v_args(meta=True)
@@ -117,21 +109,11 @@ class _ToAst(Transformer):
             return _MADE[data](children, _span(meta))
         if data in _TUPLE:
             return _TUPLE[data](tuple(children), span=_span(meta))
-        if data in ("iters", "indices"):
-            return tuple(children)
-        if data in ("params", "shape", "args"):
-            return tuple(x for x in children if x is not None)
-        if data in _CHILD:
-            return None if _CHILD[data] is None else children[_CHILD[data]]
-        if data in _GLOBAL_BLOCKS:
-            kind, at = _GLOBAL_BLOCKS[data]
-            return (kind, children[at])
         return super().__default__(data, children, meta)
 
     # ---- top level
     def start(self, meta, items):
-        version = "1.0"
-        decls, blocks, strand, create = [], {}, None, None
+        version, decls, blocks, strand, create = "1.0", [], {}, None, None
         for item in items:
             if item is None:  # no #version line: version 1.0
                 continue
@@ -193,11 +175,10 @@ class _ToAst(Transformer):
     # ---- types
     def prim(self, meta, c):
         tok = c[0]
-        word = str(tok)
         if tok.type == "TENSOR":
             return ("tensor" if c[1] else "real", c[1])
         if tok.type in ("VEC", "MAT"):  # vecN, matN
-            return ("tensor", (int(word[3]),) * (1 if tok.type == "VEC" else 2))
+            return ("tensor", (int(str(tok)[3]),) * (1 if tok.type == "VEC" else 2))
         return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
 
     # ---- statements
@@ -207,7 +188,6 @@ class _ToAst(Transformer):
             ty = A.TypeSyn("strand", name=str(ty), span=_tok(ty))
         return A.Foreach(ty, str(c[1]), c[2], c[3], span=_span(meta))
 
-    # ---- expressions
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:

@@ -56,11 +56,7 @@ class RunResult:
 
 
 def _kind(ty: Ty) -> str:
-    if ty.kind == "tensor":
-        return "real" if not ty.shape else "tensor"
-    if ty.kind == "seq":
-        return "sequence"
-    return ty.kind
+    return ("tensor" if ty.shape else "real") if ty.kind == "tensor" else "sequence" if ty.kind == "seq" else ty.kind
 
 
 def _short(value) -> str:
