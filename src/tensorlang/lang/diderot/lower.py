@@ -75,8 +75,7 @@ class V:
     @staticmethod
     def of(shape, ty: str, items) -> "V":
         arr = np.empty(len(items), dtype=object)
-        for i, x in enumerate(items):
-            arr[i] = x
+        arr[:] = items
         return V(arr.reshape(shape), ty)
 
 
@@ -84,12 +83,12 @@ def scal(e, ty: str) -> V:
     return V.of((), ty, [e])
 
 
-def _const(value, ty: str):
-    return S.Const(value, ty)
+def _as(v: V, st: str) -> V:
+    """``v`` with each component of another scalar type converted to ``st``."""
+    return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
 
 
-def b(op: str, x, y, ty: str):
-    return S.Bin(op, x, y, ty)
+_const, b = S.Const, S.Bin
 
 
 class Lowerer:
@@ -451,8 +450,7 @@ class Lowerer:
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
             if not isinstance(decl.body, A.Block):
-                v = self.expr(decl.body)
-                return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
+                return _as(self.expr(decl.body), st)
             names = [self.fresh("ret") for _ in range(_size(rty))]
             for nm in names:
                 self.emit(S.Local(nm, st))
@@ -593,22 +591,19 @@ class Lowerer:
             return self.tensor_sum(comp)
         if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
             raise Unsupported(f"a reduction of {rty}")
-        op = name
         t = self.fresh("red")
         if _is_sphere(dom):
-            stmts, v, radius, center = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
-            outty = "real" if name == "mean" else v.ty
-            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius, center))
-            return scal(S.Ref("l", t, outty), outty)
-        if self.ty(dom).kind == "seq":
+            stmts, v, *near = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
+        elif self.ty(dom).kind == "seq":
             return self.seq_reduction(name, comp, self.sequence(dom))
-        if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
-                and dom.operand.name == self.c.name):
+        elif not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
+                  and dom.operand.name == self.c.name):
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
                               "in the global block, and sphere queries)")
-        stmts, v = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body))
+        else:
+            (stmts, v), near = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body)), []
         outty = "real" if name == "mean" else v.ty
-        self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
+        self.emit(S.Reduce(t, name, "sphere" if near else dom.name, tuple(stmts), v.flat()[0], outty, *near))
         return scal(S.Ref("l", t, outty), outty)
 
     def tensor_sum(self, comp) -> V:
@@ -707,8 +702,7 @@ class Lowerer:
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
                 with self.setting(formula=None):
                     cv = self.operand(fdecl.init)
-                cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
-                return FV.Constant(self.syms(cv), d)
+                return FV.Constant(self.syms(_as(cv, "real")), d)
             with self.setting(formula=(fdecl.param, d)):
                 return self.opaque(fdecl.init)
         if isinstance(e, A.Var):
@@ -823,7 +817,7 @@ class Lowerer:
         arg = V.of((len(xs),) if len(xs) > 1 else (), "real", xs)
         with self.setting(scopes=[{decl.param: (arg, [])}], formula=None, where="function"):
             v = self.expr(decl.init)
-        return self.syms(V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()]))
+        return self.syms(_as(v, "real"))
 
     def syms(self, v: V):
         """``v`` as fieldval's rules take a value: a symbolic scalar, or an array of them."""
@@ -961,12 +955,8 @@ class Lowerer:
     def s_New(self, s):
         if self.c.program.create.grid:
             raise Unsupported("new strands in a grid")
-        items = []
-        for prm, a in zip(self.c.program.strand.params, s.args):
-            ty = from_syntax(prm.type)
-            v = self.expr(a)
-            st = _scalar(ty)
-            items += [S.Cast(x, st) if x.ty != st else x for x in v.flat()]
+        items = [x for prm, a in zip(self.c.program.strand.params, s.args)
+                 for x in _as(self.expr(a), _scalar(from_syntax(prm.type))).flat()]
         self.births = True
         self.emit(S.New(tuple(items)))
 
