@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -88,7 +88,7 @@ def _as(v: V, st: str) -> V:
     return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
 
 
-_const, b = S.Const, S.Bin
+_const, b = S.Const, cast(Callable[..., Any], S.Bin)  # (b: untyped, as the values it combines)
 
 
 class Lowerer:
