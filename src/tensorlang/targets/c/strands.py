@@ -514,8 +514,8 @@ class Renderer:
         how = ("skip" if skip else "") + (" max" if skipm else "")
         head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
-        head += (B.STEPS_EXACT if own else "#define TL_STEPS\n") + _defines(
-            bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
+        head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
+            steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
         return src + head + csrc.text("tl_threads.h", **CHOICE) + csrc.text(

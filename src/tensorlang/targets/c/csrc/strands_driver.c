@@ -137,10 +137,8 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #endif
 #if TL_INDIRECT
         {
-            /* Diderot's permuted order: positions [stable | active]; the active ones update in
-               position order; one that stabilizes swaps with the first active position, one that
-               dies with the last living one (which updates next, in its place).  With threads the
-               updates run first (rank[] holds their outcome), then the same walk reorders. */
+            /* Diderot's permuted order (docs/diderot-compiled.md, "The strand order"); with threads the
+               updates run first (rank[] holds their outcome), then the same walk reorders */
             int64_t nl = *nlive, ns = 0;
             for (int64_t q = 0; q < nl; q++) ns += status[ord[q]] == 1;
             if (threads > 1) {
@@ -167,13 +165,8 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
             *nlive = nl - dy;
         }
 #elif TL_SOLO
-        /* no strand sees another's state or the step count (no global block, queries, new,
-           print): the super-steps of one strand do not depend on the others', so each runs
-           its (up to k - s) steps at once, its state in cache; the steps taken are the most
-           any strand took, as the bulk-synchronous loop would count them */
-        /* in tiles of the grid (its last iterator across, the others down; TL_TILE^2 strands):
-           neighbouring strands probe neighbouring samples (rays, pixels), so a tile's strands
-           find most of theirs in cache, where row by row the row above had left it */
+        /* no strand sees another: each runs its (up to k - s) steps at once, in TL_TILE^2 tiles of the grid (neighbours
+           probe neighbouring samples); the steps taken are the most any strand took */
         int64_t most = 0, cols = tl_cols > 0 ? tl_cols : n, rows = (n + cols - 1) / cols;
         int64_t ntc = (cols + TL_TILE - 1) / TL_TILE, ntr = (rows + TL_TILE - 1) / TL_TILE;
         int64_t chunk = tl_chunk(ntr * ntc, threads);  /* (a band of tiles across the grid, where it has bands enough) */
