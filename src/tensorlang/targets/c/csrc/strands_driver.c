@@ -9,6 +9,9 @@ static int tl_fixed; void tl_set_fixed(int f) { tl_fixed = f; }  /* 1: the threa
 #ifdef _OPENMP  /* else a run's team: the free cores (tl_threads.h), for the steps the faster of one thread and the team */
 static tl_choice tl_steps_choice[64];  /* by the active strands' power of two: a small run's lesson is not a large one's */
 #endif
+#if !TL_CLANES
+#define tl_create_lanes(its, m, n, b, R, I, gr, gi, img) 0
+#endif
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {
     int64_t cols = tl_cols = ext[nd - 1];
@@ -23,23 +26,12 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
     for (int64_t row = 0; row < n / cols; row++) {
         int64_t its[TL_ND], rem = row;
         for (int k = nd - 2; k >= 0; k--) { its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }
-#if TL_CLANES
-        if (cols >= 8) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
-            for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {
-                int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
-                its[nd - 1] = lo[nd - 1] + c0;
-                if (!tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img))
-                    for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
-                for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
-            }
-            continue;
-        }
-#endif
-        for (int64_t c = 0; c < cols; c++) {
-            int64_t i = row * cols + c;
-            its[nd - 1] = lo[nd - 1] + c;
-            tl_create_one(its, n, i, R, I, gr, gi, img);
-            status[i] = 0;
+        for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
+            int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
+            its[nd - 1] = lo[nd - 1] + c0;
+            if (!(TL_CLANES && cols >= 8 && tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img)))
+                for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
+            for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
         }
     }
 }

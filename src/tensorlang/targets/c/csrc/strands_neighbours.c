@@ -3,6 +3,7 @@
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
 /* the positions the step reads: the snapshot's, or the state's own where no strand moves (TL_STILL) */
 static const double *tl_RP;
+#define TL_POS(p, n, j) double p[3] = {0, 0, 0}; for (int a_ = 0; a_ < TL_D; a_++) p[a_] = tl_RP[tl_posrow[a_] * (n) + (j)]
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
 static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gpcap, tl_gccap, tl_gdim[3] = {1, 1, 1}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
@@ -81,6 +82,16 @@ static inline int tl_near(const double *p, const double *c, double r2, int fast)
     double e_ = TL_D2E(p, c);
     return (e_ < 0.999999 * r2 || e_ > 1.000001 * r2) && fast ? e_ < r2 : (TL_D2(p, c)) < r2;
 }
+/* the candidates m .. m + 3 of the grid's order (those before m1) within r of c: tested without a branch on the
+   outcome (the order and positions padded), tl_near where a sum is too close to r2 to decide */
+static inline void tl_near4(int64_t m, int64_t m1, const double *c, double r2, int fast, int *ok) {
+    int amb = !fast;
+    for (int u = 0; u < 4; u++) {
+        const double *p = tl_gpos + TL_D * (m + u); double e_ = TL_D2E(p, c);
+        ok[u] = (e_ < r2) & (m + u < m1); amb |= (e_ >= 0.999999 * r2) & (e_ <= 1.000001 * r2) & (m + u < m1);
+    }
+    if (amb) for (int u = 0; u < 4; u++) ok[u] = m + u < m1 && tl_near(tl_gpos + TL_D * (m + u), c, r2, fast);
+}
 static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, const int64_t **out) {
     int64_t len = 0, *buf = tl_nbuf, cap = tl_ncap;
     *out = buf;
@@ -90,8 +101,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
     int fast = r2 > 1e-30 && r2 < 1e30;
     if (!tl_gok) {
         for (int64_t j = 0; j < n; j++) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + j];
+            TL_POS(p, n, j);
             if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast) && (len < cap || tl_nb_grow(&buf, &cap))) buf[len++] = j;
             else if (tl_err_flag == 3) return 0;
         }
@@ -102,21 +112,14 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
             if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
             lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
         }
-        const int64_t *gs = tl_gstart, *go = tl_gorder;
-        double lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
-        /* a column of cells one run of candidates, tested 4 at a time without a branch (the order and positions padded) */
+        const int64_t *gs = tl_gstart, *go = tl_gorder;  /* a column of cells: one run of candidates */
         for (int64_t x = lo[0]; x <= (TL_D > 1 ? hi[0] : lo[0]); x++) for (int64_t y = lo[1]; y <= (TL_D > 2 ? hi[1] : lo[1]); y++) {
             int64_t cl = (TL_D > 1 ? x * tl_gstride[0] : 0) + (TL_D > 2 ? y * tl_gstride[1] : 0);
             int64_t m0 = gs[cl + lo[TL_D - 1]], m1 = gs[cl + hi[TL_D - 1] + 1];
             while (len + (m1 - m0) + 4 > cap) if (!tl_nb_grow(&buf, &cap)) return 0;
             for (int64_t m = m0; m < m1; m += 4) {
-                int amb = !fast, ok[4]; int64_t jj[4];
-                for (int u = 0; u < 4; u++) {
-                    const double *p = tl_gpos + TL_D * (m + u); double e_ = TL_D2E(p, c);
-                    ok[u] = (e_ < r2) & (m + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (m + u < m1); jj[u] = go[m + u];
-                }
-                if (amb) for (int u = 0; u < 4; u++) ok[u] = m + u < m1 && tl_near(tl_gpos + TL_D * (m + u), c, r2, fast);
-                for (int u = 0; u < 4; u++) { buf[len] = jj[u]; len += ok[u] & (jj[u] != i); }
+                int ok[4]; tl_near4(m, m1, c, r2, fast, ok);
+                for (int u = 0; u < 4; u++) { buf[len] = go[m + u]; len += ok[u] & (go[m + u] != i); }
             }
         }
     }
@@ -262,8 +265,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
             for (int a = (int)tl_gnd - 1; lat && a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
             continue;
         }
-        double c[3] = {0, 0, 0};
-        for (int a = 0; a < TL_D; a++) c[a] = tl_RP[tl_posrow[a] * n + i];
+        TL_POS(c, n, i);
         const int64_t *nb = 0; int64_t len = lat ? tl_lnb : tl_nb_search(n, i, c, r, &nb);  /* (at most, on a lattice) */
         if (tl_err_flag || nofs + len > limit) { ok = 0; break; }
         if (nofs + len > cap) {
@@ -407,14 +409,12 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
     for (int64_t q0 = 0; q0 < m; q0 += 32) {
         const int64_t *Lq = L + q0; int64_t w = m - q0 < 32 ? m - q0 : 32; double e[32]; int amb = 0;
         for (int64_t q = 0; q < w; q++) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
+            TL_POS(p, n, Lq[q]);
             double e_ = TL_D2E(p, c);
             e[q] = e_; amb |= (e_ >= lo2) & (e_ <= hi2);
         }
         if (amb) for (int64_t q = 0; q < w; q++) if (e[q] >= lo2 && e[q] <= hi2) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
+            TL_POS(p, n, Lq[q]);
             e[q] = tl_near(p, c, r2, 1) ? 0.0 : INFINITY;
         }
         for (int64_t q = 0; q < w; q++) { int64_t j = Lq[q]; buf[len] = j; len += (e[q] < r2) & (j != i) & (tl_S0[j] != 2); }
@@ -432,7 +432,7 @@ static int omp_in_parallel(void) { return 0; } static int omp_get_thread_num(voi
 static int32_t *tl_vpa[TL_VT], *tl_vtmp[TL_VT]; static int64_t tl_vpcap[TL_VT], tl_vnp[TL_VT], *tl_vcnt[TL_VT], tl_vccap[TL_VT], tl_vtcap[TL_VT];
 static int64_t tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES][TL_VT], tl_vlcap[TL_VSITES][TL_VT]; static int tl_vq[TL_VSITES];
 static int tl_vbuild(int v, int64_t n, double r, int threads) {
-    double rl = r * (1 + TL_VM), r2 = rl * rl, lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
+    double rl = r * (1 + TL_VM), r2 = rl * rl;
     if (!tl_gok || !(rl * (1 + 1e-5) <= tl_gh) || !(r2 > 1e-30 && r2 < 1e30) || n >= INT32_MAX) return 0;
     int64_t Z = tl_gdim[2]; const int64_t *gs = tl_gstart, *go = tl_gorder; int bad = 0;
     for (int t = 0; t < (threads = threads < TL_VT ? threads : TL_VT); t++) tl_vnp[t] = 0;
@@ -450,13 +450,8 @@ static int tl_vbuild(int v, int64_t n, double r, int threads) {
                 if (np + m1 - m0 > tl_vmax / threads) { bad = 1; goto out; }  /* (crowded strands: pairs grow as n^2; a thread's share of the cap) */
                 int32_t *na = 2 * (np + m1 - m0 + 4) > tl_vpcap[t] ? realloc(tl_vpa[t], sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536)) : 0;
                 if (na) { tl_vpa[t] = na; tl_vpcap[t] = 8 * (np + m1 - m0) + 65536; } else if (2 * (np + m1 - m0 + 4) > tl_vpcap[t]) { bad = 1; goto out; }
-                for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */
-                    int ok[4], amb = 0;
-                    for (int u = 0; u < 4; u++) {
-                        const double *p = tl_gpos + TL_D * (q + u); double e_ = TL_D2E(p, c);
-                        ok[u] = (e_ < r2) & (q + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (q + u < m1);
-                    }
-                    if (amb) for (int u = 0; u < 4; u++) ok[u] = q + u < m1 && tl_near(tl_gpos + TL_D * (q + u), c, r2, 1);
+                for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them */
+                    int ok[4]; tl_near4(q, m1, c, r2, 1, ok);
                     for (int u = 0; u < 4; u++) { tl_vpa[t][2 * np] = (int32_t)go[m]; tl_vpa[t][2 * np + 1] = (int32_t)go[q + u]; np += ok[u]; }
                 }
             }
