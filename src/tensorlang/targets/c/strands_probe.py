@@ -248,12 +248,8 @@ def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str
         for k in range(o):
             tw = [f"tw{o}_{k}_{e}" for e in range(n)]
             out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
-            for c in range(vox):
-                for axes in itertools.product(range(d), repeat=o):
-                    def at(ax: tuple, c: int = c, o: int = o) -> int:
-                        return c * d ** o + axes_offset(ax, d)
-                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
-                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
+            out += [f"{q}{names[i]} = ident ? {names[i]} : " + " + ".join(f"m{m} * {tw[j]}" for m, j in terms) + ";"
+                    for i, terms in _chain(d, o, vox, k)]
         base += n
     return out
 
@@ -458,18 +454,21 @@ def _nest(pad: str, axes: range, taps: int, body: Callable[[str], list[str]]) ->
 
 def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
     """res[c, a1..ak] -> Σ_a M[a, j] res[c, .., a, ..], one derivative axis after another."""
-    n = vox * d ** order
-    out = [f"{pad}double tw[{n}];"]
+    out = [f"{pad}double tw[{vox * d ** order}];"]
     for k in range(order):
         out.append(f"{pad}memcpy(tw, res, sizeof tw);")
-        for c in range(vox):
-            for axes in itertools.product(range(d), repeat=order):
-                def at(ax, c=c):
-                    return c * d ** order + axes_offset(ax, d)
-                terms = " + ".join(f"im->m[{4 * a + axes[k]}] * tw[{at(axes[:k] + (a,) + axes[k + 1:])}]"
-                                   for a in range(d))
-                out.append(f"{pad}res[{at(axes)}] = {terms};")
+        out += [f"{pad}res[{i}] = " + " + ".join(f"im->m[{m}] * tw[{j}]" for m, j in terms) + ";"
+                for i, terms in _chain(d, order, vox, k)]
     return out
+
+
+def _chain(d: int, order: int, vox: int, k: int) -> list:
+    """Step ``k`` of the chain rule on the components of one derivative order: each one's index and its
+    terms (the map's entry ``m[4 a + j]``, the index of the component it weighs)."""
+    def at(c: int, ax: tuple) -> int:
+        return c * d ** order + axes_offset(ax, d)
+    return [(at(c, axes), [(4 * a + axes[k], at(c, axes[:k] + (a,) + axes[k + 1:])) for a in range(d)])
+            for c in range(vox) for axes in itertools.product(range(d), repeat=order)]
 
 
 #: the most bytes of image samples :func:`pack`'s cache keeps alive between calls
