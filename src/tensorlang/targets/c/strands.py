@@ -728,15 +728,14 @@ class Run:
         self.keep = list(keep)  # (the sequences' arrays join it)
         if r.bounds is not None:  # the block bounds of a ray's maximum (strands_batch.skip_max)
             self.images = B.with_bounds(self.ffi, self.images, runner.ir.images, values, r.bounds, self.keep)
-        self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
-        for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
+        seqs = []
+        for q in runner.ir.seqs:  # the dynamic sequences: items × components, row-major
             check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")
             data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=np.float64)) for x in values[q.name]],
                                                    dtype=np.float64).reshape(-1))
             self.keep.append(data)
-            self.seqs[k].data = self.ffi.cast("const double *", data.ctypes.data)
-            self.seqs[k].len = len(values[q.name])
-            self.seqs[k].comps = q.comps
+            seqs.append((self.ffi.cast("const double *", data.ctypes.data), len(values[q.name]), q.comps))
+        self.seqs = self.ffi.new("tl_seq[]", seqs or 1)
         self._active = n
         #: the run before whose strands creation places where it places this run's (Runner.placed), or -1
         self.prev = -1
