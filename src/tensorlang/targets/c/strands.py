@@ -220,9 +220,7 @@ class Renderer:
         """A reduction (or foreach) over a set of strands or the neighbours a sphere query
         finds: the loop's head by the set, then one fold of ``value`` by the operator."""
         t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
-        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
-                "max": "0", "min": "0"}
-        out = [f"{pad}{ty} {t} = {init[s.op]};"] if s.op != "each" else []
+        out = [f"{pad}{ty} {t} = {_INIT.get(s.op, '0')};"] if s.op != "each" else []
         if id(s) in self.blocked and self.method == "update":
             b = self.blocked[id(s)]
             out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
@@ -265,15 +263,13 @@ class Renderer:
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
             v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
-            init, value = {"product": "1", "all": "1"}.get(q.op, "0"), self.ex(q.value)
+            init, value = _INIT.get(q.op, "0"), self.ex(q.value)
             # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
             # the pattern's length keeps every partial sum within them (then widened once)
             m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
-            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) ", ty=f"int{bits}_t", init=init, v=v,
-                                      fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
-                    for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
-            full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v,
-                                          fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
+            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) " if bits else "", ty=f"int{bits}_t" if bits else _CTY[q.ty],
+                                      init=init, v=v, fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
+                    for bits, lim in ((8, 127), (16, 32767), (0, 0)) if not bits or m is not None and 0 < m <= lim // 8]
             out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full), lanes=B.LANES,
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
@@ -529,6 +525,7 @@ _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "pr
           "all": "{t} = {t} && ({v});", "exists": "{t} = {t} || ({v});",
           "max": "{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
           "min": "{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
+_INIT = {"product": "1", "all": "1"}  # (the others start at 0)
 _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
