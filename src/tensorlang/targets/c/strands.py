@@ -638,12 +638,9 @@ def render(ir: S.StrandIR) -> str:
     return Renderer(ir).source()
 
 
-#: Generated C above this many characters (higher derivatives of products of 3-D fields
-#: reach megabytes) is compiled with -O1: half the compile time of -O3, the same IEEE results.
+#: generated C above this many characters (higher derivatives of 3-D products: megabytes) is built with -O1 (half -O3's time)
 LARGE_SOURCE = 256 * 1024
-#: no libm call sets errno (strand code never reads it): `sqrt` is one instruction, shared between
-#: equal expressions; the same IEEE results (docs/diderot-compiled.md; -fno-trapping-math too made
-#: life 8% slower)
+#: no libm call sets errno (strand code never reads it): `sqrt` one instruction (docs/diderot-compiled.md)
 NO_ERRNO = ("-fno-math-errno",)
 
 
@@ -658,17 +655,14 @@ class Runner:
         self.source = self.renderer.source()
         flags = NO_ERRNO + (("-O1",) if len(self.source) > LARGE_SOURCE else ())  # docs/diderot-compiled.md
         self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS, flags)
-        #: one C call at a time per program: the error code, print and birth buffers and the
-        #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
+        #: one C call at a time per program (its error code, buffers and neighbour grid are statics)
         self.lock = threading.Lock()
         self.packed: dict = {}  # the last run's image descriptors (strands_probe.pack)
-        #: no strand moves and creation places them by the grid and globals alone: the last run's
-        #: (grid, globals, token), whose kept neighbours a run with the same grid and globals reuses
+        #: creation places still strands by the grid and globals alone: the last run's (grid, globals, token)
         self.placed = self.renderer.still and _placed(ir)
         self.last_place: tuple | None = None
-        #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
-        #: many strands (new ones cost page faults of all the state: a third of a short call), and
-        #: the rows tl_create may not set before reading them (zeroed there)
+        #: the state arrays of the last run that ended (at most SPARE_BYTES: new ones cost page faults), for
+        #: the next run with as many strands, and the rows tl_create may not set before reading them (zeroed)
         self.spare: dict = {}
         written = {self.renderer.state[name] for name in _set_first(ir.create + ir.init)}
         self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
