@@ -66,9 +66,8 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }
-    int64_t active, dead;
-    tl_count(status, n, &active, &dead);
-    tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
+    int64_t active;
+    tl_count(status, n, &active, &tl_ndead);  /* (the dead: the next step's start reads them, one pass over the statuses) */
     *err = tl_err_flag;
     return active;
 }
@@ -99,9 +98,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
-    int64_t dead0 = 0;
-    tl_count(status, n, &active, &dead0);
-    tl_ndead = dead0;
+    tl_count(status, n, &active, &tl_ndead);
 #ifdef _OPENMP
     const int asked = threads; const int64_t t0_ = tl_clock(), active0 = active;
     int size_ = 0; for (int64_t w_ = active0; w_ > 1; w_ >>= 1) size_++;
