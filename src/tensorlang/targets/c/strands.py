@@ -291,11 +291,9 @@ class Renderer:
         cut = next((k for k, st in enumerate(update) if S.nodes(st, S.Reduce, most=0)), len(update))
         if any(S.nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
             cut = 0
-        first: list[str] = []
-        rest: list[str] = []
+        first, rest, names = list[str](), list[str](), set[str]()
         self.plain, self.conds, self.lane32 = True, 0, set()
         try:
-            names: set[str] = set()
             ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
                 and self.lane_stmts(update[cut:], [], rest, names)
         finally:
