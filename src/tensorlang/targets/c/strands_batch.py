@@ -216,13 +216,15 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
         out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")
     out.append(f"{q}if (!(" + " && ".join(f"a{a} >= {radius - 1} && a{a} <= hi{a} - {radius}" for a in range(d))
                + ")) return;")
-    out.append(f"{q}const double *p = data + "
-               + " + ".join(f"((int64_t)a{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
-    last = f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")
-    for ts in itertools.product(range(taps), repeat=d - 1):
-        off = " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0"
-        out.append(f"{q}TL_PREFETCH(p + {off}); TL_PREFETCH(p + {off} + {last});")
-    return out + ["    }", "}"]
+    return out + _prefetch(q, "p", "a", d, radius, f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")) \
+        + ["    }", "}"]
+
+
+def _prefetch(q: str, p: str, x: str, d: int, radius: int, last: str) -> list[str]:
+    """The rows of the support at the index position ``x``0.. from ``p``: each row's first and ``last`` sample prefetched."""
+    return [f"{q}const double *{p} = data + " + " + ".join(f"((int64_t){x}{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"] + [
+        f"{q}TL_PREFETCH({p} + {off}); TL_PREFETCH({p} + {off} + {last});" for off in (
+            " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0" for ts in itertools.product(range(2 * radius), repeat=d - 1))]
 
 
 def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = "") -> str:
@@ -411,10 +413,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
         out += [f"            double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
         out += ["            " + x.lstrip() for x in P.index_map(d, "")]
         out.append("            if (!(" + " && ".join(f"xi{a} >= {r - 1} && xi{a} <= hi{a} - {r}" for a in range(d)) + ")) continue;")
-        out.append("            const double *p_ = data + " + " + ".join(f"((int64_t)xi{a} + {1 - r}) * st{a}" for a in range(d)) + ";")
-        for ts in itertools.product(range(taps), repeat=d - 1):
-            off = " + ".join(f"{tt} * st{a + 1}" for a, tt in enumerate(ts) if tt) or "0"
-            out.append(f"            TL_PREFETCH(p_ + {off}); TL_PREFETCH(p_ + {off} + {taps - 1} * st0);")
+        out += _prefetch(" " * 12, "p_", "xi", d, r, f"{taps - 1} * st0")
         out += ["        }", "    }"]
         out = ["#ifndef TL_PREFETCH", "#define TL_PREFETCH(p) ((void)(p))", "#endif"] + out
     out += [f"    {ex(t)} = l_tc_;",
