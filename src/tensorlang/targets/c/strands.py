@@ -192,9 +192,8 @@ class Renderer:
             return self.reduce(s, pad)
         if isinstance(s, S.Lib):
             n = len(s.args)
-            size = {"eig": int(round(n ** 0.5)), "inv": int(round(n ** 0.5))}[s.fn]
             return ([f"{pad}{{ const double a_[{n}] = {{{', '.join(self.ex(a) for a in s.args)}}}; "
-                     f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
+                     f"double r_[{len(s.targets)}]; tl_{s.fn}({math.isqrt(n)}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills,
@@ -850,10 +849,7 @@ class Run:
         # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
         order = np.lexsort((seq, self.rank[par] if self.indirect else par))
         n0, n1 = self.n, self.n + nb
-        R = np.zeros((self.R.shape[0], n1))
-        R[:, :n0] = self.R
-        I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
-        I[:, :n0] = self.I
+        R, I = (np.pad(table, ((0, 0), (0, nb))) for table in (self.R, self.I))  # (the new strands' columns zeros)
         for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
             I[k].view(f"int{bits}")[n0:n1] = 0
         R[reals, n0:], I[ints, n0:] = br[order, :len(reals)].T, bi[order, :len(ints)].T
