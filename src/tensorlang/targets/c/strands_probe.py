@@ -445,7 +445,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     return out
 
 
-def _nest(pad: str, axes: range, taps: int, body: Callable[[str], list[str]]) -> list[str]:
+def _nest(pad: str, axes: range, taps: int, body: Callable[..., list[str]]) -> list[str]:
     """``body(its indent)`` inside loops over the taps ``t<b>`` of each axis ``b`` of ``axes``."""
     k = len(axes)
     return ([f"{pad}{'    ' * j}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{" for j, b in enumerate(axes)]
