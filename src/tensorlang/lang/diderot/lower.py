@@ -346,11 +346,9 @@ class Lowerer:
             rhs, bv = self.sub(lambda: self.expr(e.right))
             if not rhs:
                 return scal(b(op, a, bv.flat()[0], "bool"), "bool")
-            n = self.fresh("sc")
-            self.emit(S.Local(n, "bool", a))
-            ref = S.Ref("l", n, "bool")
-            cond = ref if op == "&&" else S.Un("!", ref, "bool")
-            self.emit(S.If(cond, tuple(rhs) + (S.Set("l", n, bv.flat()[0]),)))
+            ref = S.Ref("l", self.fresh("sc"), "bool")
+            self.emit(S.Local(ref.name, "bool", a))
+            self.emit(S.If(ref if op == "&&" else S.Un("!", ref, "bool"), tuple(rhs) + (S.Set("l", ref.name, bv.flat()[0]),)))
             return scal(ref, "bool")
         return self.binary(op, self.expr(e.left), self.expr(e.right), tr)
 
