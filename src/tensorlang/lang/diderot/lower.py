@@ -184,8 +184,7 @@ class Lowerer:
         raise Unsupported(f"the variable {name} (not a local here)")
 
     def slots(self, space: str, name: str, ty: Ty) -> V:
-        st = _scalar(ty)
-        shape = _shape(ty)
+        st, shape = _scalar(ty), _shape(ty)
         names = [f"{name}.{k}" for k in range(int(np.prod(shape)))] if shape else [name]
         if space == "g":
             self.global_slots[name] = names
@@ -491,11 +490,9 @@ class Lowerer:
             return scal(S.Bin("/", _const(1.0, "real"), S.Cast(x, "real") if x.ty != "real" else x, "real"), "real")
         if name in ("evals", "evecs", "inv") and tys[0].shape in ((2, 2), (3, 3)):
             n = tys[0].shape[0]
-            fn = "inv" if name == "inv" else "eig"
-            refs = self.lib(fn, self.expr(e.args[0]).flat(), n * n if fn == "inv" else n + n * n)
-            if name == "evals":
-                return V.of((n,), "real", refs[:n])
-            return V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
+            refs = self.lib("inv", self.expr(e.args[0]).flat(), n * n) if name == "inv" else \
+                self.lib("eig", self.expr(e.args[0]).flat(), n + n * n)
+            return V.of((n,), "real", refs[:n]) if name == "evals" else V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
         args = [self.expr(a) for a in e.args]
         flat = [a.flat() for a in args]
         if name == "abs" and rty.kind == "int":
@@ -1147,11 +1144,9 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a strand's start method")
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
-    state_slots = []
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
-    for name, ty in state_tys:
-        st = _scalar(ty)
-        state_slots += [S.Slot(name if not _shape(ty) else f"{name}.{k}", st) for k in range(_size(ty))]
+    state_slots = [S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
+                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(_size(ty))]
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
