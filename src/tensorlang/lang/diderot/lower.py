@@ -669,10 +669,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if what == "strand":
-                return self.slots("o", e.name, self.c.state[e.name])
-            if what == "neighbour":
-                return self.slots("n", e.name, self.c.state[e.name])
+            if what in ("strand", "neighbour"):
+                return self.slots("o" if what == "strand" else "n", e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
