@@ -406,9 +406,7 @@ class Lowerer:
             return self.seq_item(self.sequence(e.operand), self.expr(e.indices[0]).flat()[0])
         if t.kind != "tensor":
             raise Unsupported(f"indexing a {t}")
-        v = self.expr(e.operand)
-        arr = v.comps
-        axis = 0
+        arr, axis = self.expr(e.operand).comps, 0
         for i in e.indices:
             if i is None:
                 axis += 1
@@ -872,12 +870,10 @@ class Lowerer:
             target = self.lookup(s.name)
             if not isinstance(target, tuple):
                 raise Unsupported(f"assigning {s.name}")
-            cur, names = target
-            space = "l"
+            (cur, names), space = target, "l"
         else:
-            ty = self.c.state[s.name] if scope == "state" else self.c.globals[s.name]
             space = "s" if scope == "state" else "g"
-            cur = self.slots(space, s.name, ty)
+            cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
             names = [r.name for r in cur.flat()]
         value = self.expr(s.value)
         if s.op != "=":
