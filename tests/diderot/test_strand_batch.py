@@ -130,7 +130,7 @@ def test_a_position_behind_a_probe_or_a_reassigned_local_is_not_batched():
     r = CS.Renderer(ir)
     src = r.source()
     # one family (img, bspln3): its first probe F(x) is batched; ∇⊗F(y) at a probed point is not
-    assert src.count("TL_LANES TL_WIDE static void tl_fill") == 1
+    assert src.count("TL_NOTRAP TL_WIDE static void tl_fill") == 1
     reassigned = VIEW.replace("v = F(x);", "if (i > 3) { x = x * 0.5; }\n      v = F(x);")
     ir2, _ = __import__("tensorlang.lang.diderot.lower", fromlist=["strand_plan"]).strand_plan(
         check(parse_program(reassigned)))

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -75,8 +75,7 @@ class V:
     @staticmethod
     def of(shape, ty: str, items) -> "V":
         arr = np.empty(len(items), dtype=object)
-        for i, x in enumerate(items):
-            arr[i] = x
+        arr[:] = items
         return V(arr.reshape(shape), ty)
 
 
@@ -84,12 +83,12 @@ def scal(e, ty: str) -> V:
     return V.of((), ty, [e])
 
 
-def _const(value, ty: str):
-    return S.Const(value, ty)
+def _as(v: V, st: str) -> V:
+    """``v`` with each component of another scalar type converted to ``st``."""
+    return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
 
 
-def b(op: str, x, y, ty: str):
-    return S.Bin(op, x, y, ty)
+_const, b = S.Const, cast(Callable[..., Any], S.Bin)  # (b: untyped, as the values it combines)
 
 
 class Lowerer:
@@ -185,8 +184,7 @@ class Lowerer:
         raise Unsupported(f"the variable {name} (not a local here)")
 
     def slots(self, space: str, name: str, ty: Ty) -> V:
-        st = _scalar(ty)
-        shape = _shape(ty)
+        st, shape = _scalar(ty), _shape(ty)
         names = [f"{name}.{k}" for k in range(int(np.prod(shape)))] if shape else [name]
         if space == "g":
             self.global_slots[name] = names
@@ -347,11 +345,9 @@ class Lowerer:
             rhs, bv = self.sub(lambda: self.expr(e.right))
             if not rhs:
                 return scal(b(op, a, bv.flat()[0], "bool"), "bool")
-            n = self.fresh("sc")
-            self.emit(S.Local(n, "bool", a))
-            ref = S.Ref("l", n, "bool")
-            cond = ref if op == "&&" else S.Un("!", ref, "bool")
-            self.emit(S.If(cond, tuple(rhs) + (S.Set("l", n, bv.flat()[0]),)))
+            ref = S.Ref("l", self.fresh("sc"), "bool")
+            self.emit(S.Local(ref.name, "bool", a))
+            self.emit(S.If(ref if op == "&&" else S.Un("!", ref, "bool"), tuple(rhs) + (S.Set("l", ref.name, bv.flat()[0]),)))
             return scal(ref, "bool")
         return self.binary(op, self.expr(e.left), self.expr(e.right), tr)
 
@@ -410,9 +406,7 @@ class Lowerer:
             return self.seq_item(self.sequence(e.operand), self.expr(e.indices[0]).flat()[0])
         if t.kind != "tensor":
             raise Unsupported(f"indexing a {t}")
-        v = self.expr(e.operand)
-        arr = v.comps
-        axis = 0
+        arr, axis = self.expr(e.operand).comps, 0
         for i in e.indices:
             if i is None:
                 axis += 1
@@ -451,8 +445,7 @@ class Lowerer:
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
             if not isinstance(decl.body, A.Block):
-                v = self.expr(decl.body)
-                return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
+                return _as(self.expr(decl.body), st)
             names = [self.fresh("ret") for _ in range(_size(rty))]
             for nm in names:
                 self.emit(S.Local(nm, st))
@@ -495,11 +488,9 @@ class Lowerer:
             return scal(S.Bin("/", _const(1.0, "real"), S.Cast(x, "real") if x.ty != "real" else x, "real"), "real")
         if name in ("evals", "evecs", "inv") and tys[0].shape in ((2, 2), (3, 3)):
             n = tys[0].shape[0]
-            fn = "inv" if name == "inv" else "eig"
-            refs = self.lib(fn, self.expr(e.args[0]).flat(), n * n if fn == "inv" else n + n * n)
-            if name == "evals":
-                return V.of((n,), "real", refs[:n])
-            return V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
+            refs = self.lib("inv", self.expr(e.args[0]).flat(), n * n) if name == "inv" else \
+                self.lib("eig", self.expr(e.args[0]).flat(), n + n * n)
+            return V.of((n,), "real", refs[:n]) if name == "evals" else V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
         args = [self.expr(a) for a in e.args]
         flat = [a.flat() for a in args]
         if name == "abs" and rty.kind == "int":
@@ -593,22 +584,19 @@ class Lowerer:
             return self.tensor_sum(comp)
         if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
             raise Unsupported(f"a reduction of {rty}")
-        op = name
         t = self.fresh("red")
         if _is_sphere(dom):
-            stmts, v, radius, center = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
-            outty = "real" if name == "mean" else v.ty
-            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius, center))
-            return scal(S.Ref("l", t, outty), outty)
-        if self.ty(dom).kind == "seq":
+            stmts, v, *near = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
+        elif self.ty(dom).kind == "seq":
             return self.seq_reduction(name, comp, self.sequence(dom))
-        if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
-                and dom.operand.name == self.c.name):
+        elif not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
+                  and dom.operand.name == self.c.name):
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
                               "in the global block, and sphere queries)")
-        stmts, v = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body))
+        else:
+            (stmts, v), near = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body)), []
         outty = "real" if name == "mean" else v.ty
-        self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
+        self.emit(S.Reduce(t, name, "sphere" if near else dom.name, tuple(stmts), v.flat()[0], outty, *near))
         return scal(S.Ref("l", t, outty), outty)
 
     def tensor_sum(self, comp) -> V:
@@ -679,10 +667,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if what == "strand":
-                return self.slots("o", e.name, self.c.state[e.name])
-            if what == "neighbour":
-                return self.slots("n", e.name, self.c.state[e.name])
+            if what in ("strand", "neighbour"):
+                return self.slots("o" if what == "strand" else "n", e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
@@ -707,8 +693,7 @@ class Lowerer:
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
                 with self.setting(formula=None):
                     cv = self.operand(fdecl.init)
-                cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
-                return FV.Constant(self.syms(cv), d)
+                return FV.Constant(self.syms(_as(cv, "real")), d)
             with self.setting(formula=(fdecl.param, d)):
                 return self.opaque(fdecl.init)
         if isinstance(e, A.Var):
@@ -823,7 +808,7 @@ class Lowerer:
         arg = V.of((len(xs),) if len(xs) > 1 else (), "real", xs)
         with self.setting(scopes=[{decl.param: (arg, [])}], formula=None, where="function"):
             v = self.expr(decl.init)
-        return self.syms(V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()]))
+        return self.syms(_as(v, "real"))
 
     def syms(self, v: V):
         """``v`` as fieldval's rules take a value: a symbolic scalar, or an array of them."""
@@ -885,12 +870,10 @@ class Lowerer:
             target = self.lookup(s.name)
             if not isinstance(target, tuple):
                 raise Unsupported(f"assigning {s.name}")
-            cur, names = target
-            space = "l"
+            (cur, names), space = target, "l"
         else:
-            ty = self.c.state[s.name] if scope == "state" else self.c.globals[s.name]
             space = "s" if scope == "state" else "g"
-            cur = self.slots(space, s.name, ty)
+            cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
             names = [r.name for r in cur.flat()]
         value = self.expr(s.value)
         if s.op != "=":
@@ -961,12 +944,8 @@ class Lowerer:
     def s_New(self, s):
         if self.c.program.create.grid:
             raise Unsupported("new strands in a grid")
-        items = []
-        for prm, a in zip(self.c.program.strand.params, s.args):
-            ty = from_syntax(prm.type)
-            v = self.expr(a)
-            st = _scalar(ty)
-            items += [S.Cast(x, st) if x.ty != st else x for x in v.flat()]
+        items = [x for prm, a in zip(self.c.program.strand.params, s.args)
+                 for x in _as(self.expr(a), _scalar(from_syntax(prm.type))).flat()]
         self.births = True
         self.emit(S.New(tuple(items)))
 
@@ -1159,11 +1138,9 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a strand's start method")
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
-    state_slots = []
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
-    for name, ty in state_tys:
-        st = _scalar(ty)
-        state_slots += [S.Slot(name if not _shape(ty) else f"{name}.{k}", st) for k in range(_size(ty))]
+    state_slots = [S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
+                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(_size(ty))]
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"

@@ -192,9 +192,8 @@ class Renderer:
             return self.reduce(s, pad)
         if isinstance(s, S.Lib):
             n = len(s.args)
-            size = {"eig": int(round(n ** 0.5)), "inv": int(round(n ** 0.5))}[s.fn]
             return ([f"{pad}{{ const double a_[{n}] = {{{', '.join(self.ex(a) for a in s.args)}}}; "
-                     f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
+                     f"double r_[{len(s.targets)}]; tl_{s.fn}({math.isqrt(n)}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills,
@@ -220,9 +219,7 @@ class Renderer:
         """A reduction (or foreach) over a set of strands or the neighbours a sphere query
         finds: the loop's head by the set, then one fold of ``value`` by the operator."""
         t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
-        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
-                "max": "0", "min": "0"}
-        out = [f"{pad}{ty} {t} = {init[s.op]};"] if s.op != "each" else []
+        out = [f"{pad}{ty} {t} = {_INIT.get(s.op, '0')};"] if s.op != "each" else []
         if id(s) in self.blocked and self.method == "update":
             b = self.blocked[id(s)]
             out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
@@ -265,15 +262,13 @@ class Renderer:
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
             v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
-            init, value = {"product": "1", "all": "1"}.get(q.op, "0"), self.ex(q.value)
+            init, value = _INIT.get(q.op, "0"), self.ex(q.value)
             # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
             # the pattern's length keeps every partial sum within them (then widened once)
             m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
-            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) ", ty=f"int{bits}_t", init=init, v=v,
-                                      fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
-                    for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
-            full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v,
-                                          fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
+            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // (m or 1)}) " if bits else "", ty=f"int{bits}_t" if bits else _CTY[q.ty],
+                                      init=init, v=v, fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
+                    for bits, lim in ((8, 127), (16, 32767), (0, 0)) if not bits or m is not None and 0 < m <= lim // 8]
             out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full), lanes=B.LANES,
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
@@ -295,11 +290,9 @@ class Renderer:
         cut = next((k for k, st in enumerate(update) if S.nodes(st, S.Reduce, most=0)), len(update))
         if any(S.nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
             cut = 0
-        first: list[str] = []
-        rest: list[str] = []
+        first, rest, names = list[str](), list[str](), set[str]()
         self.plain, self.conds, self.lane32 = True, 0, set()
         try:
-            names: set[str] = set()
             ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
                 and self.lane_stmts(update[cut:], [], rest, names)
         finally:
@@ -514,8 +507,8 @@ class Renderer:
         how = ("skip" if skip else "") + (" max" if skipm else "")
         head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
-        head += (B.STEPS_EXACT if own else "#define TL_STEPS\n") + _defines(
-            bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
+        head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
+            steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
         return src + head + csrc.text("tl_threads.h", **CHOICE) + csrc.text(
@@ -529,6 +522,7 @@ _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "pr
           "all": "{t} = {t} && ({v});", "exists": "{t} = {t} || ({v});",
           "max": "{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
           "min": "{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
+_INIT = {"product": "1", "all": "1"}  # (the others start at 0)
 _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
@@ -641,12 +635,9 @@ def render(ir: S.StrandIR) -> str:
     return Renderer(ir).source()
 
 
-#: Generated C above this many characters (higher derivatives of products of 3-D fields
-#: reach megabytes) is compiled with -O1: half the compile time of -O3, the same IEEE results.
+#: generated C above this many characters (higher derivatives of 3-D products: megabytes) is built with -O1 (half -O3's time)
 LARGE_SOURCE = 256 * 1024
-#: no libm call sets errno (strand code never reads it): `sqrt` is one instruction, shared between
-#: equal expressions; the same IEEE results (docs/diderot-compiled.md; -fno-trapping-math too made
-#: life 8% slower)
+#: no libm call sets errno (strand code never reads it): `sqrt` one instruction (docs/diderot-compiled.md)
 NO_ERRNO = ("-fno-math-errno",)
 
 
@@ -661,17 +652,14 @@ class Runner:
         self.source = self.renderer.source()
         flags = NO_ERRNO + (("-O1",) if len(self.source) > LARGE_SOURCE else ())  # docs/diderot-compiled.md
         self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS, flags)
-        #: one C call at a time per program: the error code, print and birth buffers and the
-        #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
+        #: one C call at a time per program (its error code, buffers and neighbour grid are statics)
         self.lock = threading.Lock()
         self.packed: dict = {}  # the last run's image descriptors (strands_probe.pack)
-        #: no strand moves and creation places them by the grid and globals alone: the last run's
-        #: (grid, globals, token), whose kept neighbours a run with the same grid and globals reuses
+        #: creation places still strands by the grid and globals alone: the last run's (grid, globals, token)
         self.placed = self.renderer.still and _placed(ir)
         self.last_place: tuple | None = None
-        #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
-        #: many strands (new ones cost page faults of all the state: a third of a short call), and
-        #: the rows tl_create may not set before reading them (zeroed there)
+        #: the state arrays of the last run that ended (at most SPARE_BYTES: new ones cost page faults), for
+        #: the next run with as many strands, and the rows tl_create may not set before reading them (zeroed)
         self.spare: dict = {}
         written = {self.renderer.state[name] for name in _set_first(ir.create + ir.init)}
         self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
@@ -728,15 +716,14 @@ class Run:
         self.keep = list(keep)  # (the sequences' arrays join it)
         if r.bounds is not None:  # the block bounds of a ray's maximum (strands_batch.skip_max)
             self.images = B.with_bounds(self.ffi, self.images, runner.ir.images, values, r.bounds, self.keep)
-        self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
-        for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
+        seqs = []
+        for q in runner.ir.seqs:  # the dynamic sequences: items × components, row-major
             check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")
             data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=np.float64)) for x in values[q.name]],
                                                    dtype=np.float64).reshape(-1))
             self.keep.append(data)
-            self.seqs[k].data = self.ffi.cast("const double *", data.ctypes.data)
-            self.seqs[k].len = len(values[q.name])
-            self.seqs[k].comps = q.comps
+            seqs.append((self.ffi.cast("const double *", data.ctypes.data), len(values[q.name]), q.comps))
+        self.seqs = self.ffi.new("tl_seq[]", seqs or 1)
         self._active = n
         #: the run before whose strands creation places where it places this run's (Runner.placed), or -1
         self.prev = -1
@@ -862,10 +849,7 @@ class Run:
         # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
         order = np.lexsort((seq, self.rank[par] if self.indirect else par))
         n0, n1 = self.n, self.n + nb
-        R = np.zeros((self.R.shape[0], n1))
-        R[:, :n0] = self.R
-        I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
-        I[:, :n0] = self.I
+        R, I = (np.pad(table, ((0, 0), (0, nb))) for table in (self.R, self.I))  # (the new strands' columns zeros)
         for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
             I[k].view(f"int{bits}")[n0:n1] = 0
         R[reals, n0:], I[ints, n0:] = br[order, :len(reals)].T, bi[order, :len(ints)].T

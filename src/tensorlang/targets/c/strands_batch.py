@@ -131,16 +131,9 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
     """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``), ``tl_fill{j}`` (its probes)."""
     args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
             "const int64_t *gi, const tl_img *img")
+    # (the update reading the block's probes without SLP: a strand whose probe missed the block's computes as the lanes)
     lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + (b.total if b.lanes else b.dim) for b in batched)}",
-             # GCC vectorizes floor and the lanes' selects only where FP flags may be ignored (no
-             # value changes); GCC 12's SLP fuses a multiply with an alternating add and subtract
-             # (vfmaddsub) even under -ffp-contract=off: the update reading the block's probes is
-             # built without it, so that a strand whose probe missed the block's computes as the lanes
-             "#if defined(__GNUC__) && !defined(__clang__)",
-             '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
-             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))'
-             if any(b.lanes for b in batched) else "#define TL_EXACT",
-             "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
+             f"#define TL_EXACT {'TL_NOSLP' if any(b.lanes for b in batched) else ''}"]
     if any(b.lanes for b in batched):  # the positions stored again whole, as the fill loads them (docs/performance.md)
         lines += [f"#{cond}\ntypedef double tl_xv __attribute__((vector_size({8 * w})));\n#define TL_REPACK(X, m) for (int a_ = 0; "
                   f"a_ + {w} <= (m); a_ += {w}) {{ tl_xv v_ = {{{', '.join(f'(X)[a_ + {k}]' for k in range(w))}}}; __asm__(\"\" : \"+{c}\"(v_)); "
@@ -167,7 +160,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     radius, taps, vox = kernel.radius, 2 * kernel.radius, int(np.prod(ir.images[s.image].shape))
     top = next(o for o in range(8) if sum(vox * d ** q for q in range(o + 1)) == b.total)
     q = "        "
-    out = [f"TL_LANES TL_WIDE static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
+    out = [f"TL_NOTRAP TL_WIDE static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
            f"    const tl_img *im = &img[{s.image}];",
            "    const double *restrict data = im->data;",
            "    const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(16)) + ";",
@@ -223,13 +216,15 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
         out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")
     out.append(f"{q}if (!(" + " && ".join(f"a{a} >= {radius - 1} && a{a} <= hi{a} - {radius}" for a in range(d))
                + ")) return;")
-    out.append(f"{q}const double *p = data + "
-               + " + ".join(f"((int64_t)a{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
-    last = f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")
-    for ts in itertools.product(range(taps), repeat=d - 1):
-        off = " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0"
-        out.append(f"{q}TL_PREFETCH(p + {off}); TL_PREFETCH(p + {off} + {last});")
-    return out + ["    }", "}"]
+    return out + _prefetch(q, "p", "a", d, radius, f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")) \
+        + ["    }", "}"]
+
+
+def _prefetch(q: str, p: str, x: str, d: int, radius: int, last: str) -> list[str]:
+    """The rows of the support at the index position ``x``0.. from ``p``: each row's first and ``last`` sample prefetched."""
+    return [f"{q}const double *{p} = data + " + " + ".join(f"((int64_t){x}{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"] + [
+        f"{q}TL_PREFETCH({p} + {off}); TL_PREFETCH({p} + {off} + {last});" for off in (
+            " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0" for ts in itertools.product(range(2 * radius), repeat=d - 1))]
 
 
 def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = "") -> str:
@@ -251,17 +246,6 @@ def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = ""
     init = "" if all(b.lanes for b in batched) else \
         "                for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */\n"
     return BLOCK.replace("{pos}", pos).replace("{init}", init)
-
-
-#: the driver with the updates inlined on a strand's own copies (:func:`own_steps`), built
-#: without GCC 12's SLP vectorizer, which then fuses a multiply with an alternating add and
-#: subtract (vfmaddsub) even under -ffp-contract=off (as TL_EXACT, above)
-STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
-#define TL_STEPS __attribute__((optimize("no-tree-slp-vectorize")))
-#else
-#define TL_STEPS
-#endif
-"""
 
 
 def _subst(e, old, new):
@@ -429,10 +413,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
         out += [f"            double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
         out += ["            " + x.lstrip() for x in P.index_map(d, "")]
         out.append("            if (!(" + " && ".join(f"xi{a} >= {r - 1} && xi{a} <= hi{a} - {r}" for a in range(d)) + ")) continue;")
-        out.append("            const double *p_ = data + " + " + ".join(f"((int64_t)xi{a} + {1 - r}) * st{a}" for a in range(d)) + ";")
-        for ts in itertools.product(range(taps), repeat=d - 1):
-            off = " + ".join(f"{tt} * st{a + 1}" for a, tt in enumerate(ts) if tt) or "0"
-            out.append(f"            TL_PREFETCH(p_ + {off}); TL_PREFETCH(p_ + {off} + {taps - 1} * st0);")
+        out += _prefetch(" " * 12, "p_", "xi", d, r, f"{taps - 1} * st0")
         out += ["        }", "    }"]
         out = ["#ifndef TL_PREFETCH", "#define TL_PREFETCH(p) ((void)(p))", "#endif"] + out
     out += [f"    {ex(t)} = l_tc_;",

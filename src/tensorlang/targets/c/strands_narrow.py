@@ -86,11 +86,7 @@ class Ranges:
             a, b = self.ex(e.a, loc), self.ex(e.b, loc)
             if a is TOP or b is TOP:
                 return TOP
-            if e.op == "+":
-                return (a[0] + b[0], a[1] + b[1])
-            if e.op == "-":
-                return (a[0] - b[1], a[1] - b[0])
-            ps = [x * y for x in a for y in b]
+            ps = [x + y if e.op == "+" else x - y if e.op == "-" else x * y for x in a for y in b]  # (the extremes at the ends)
             return (min(ps), max(ps))
         return TOP
 

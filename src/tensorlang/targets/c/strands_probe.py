@@ -248,12 +248,8 @@ def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str
         for k in range(o):
             tw = [f"tw{o}_{k}_{e}" for e in range(n)]
             out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
-            for c in range(vox):
-                for axes in itertools.product(range(d), repeat=o):
-                    def at(ax: tuple, c: int = c, o: int = o) -> int:
-                        return c * d ** o + axes_offset(ax, d)
-                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
-                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
+            out += [f"{q}{names[i]} = ident ? {names[i]} : " + " + ".join(f"m{m} * {tw[j]}" for m, j in terms) + ";"
+                    for i, terms in _chain(d, o, vox, k)]
         base += n
     return out
 
@@ -410,7 +406,6 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     out.append(r + " ".join(f"double {name(inner, c)}{dims(inner)};" for c in suffixes[inner]))
     comp = " + c * cst" if vox > 1 else ""
     offset = " + ".join(f"ix{b}[t{b}]" for b in range(inner)) + (" + " if inner else "") + f"ix{inner}[t]" + comp
-    loop = r
     if affine:  # the taps of axis 0 in SIMD lanes (contiguous samples where the stride is 1, an
         # NRRD file's layout), each lane's sum in the same order as tap by tap
         out.append(r + " ".join(f"memset({name(inner, (m,))}, 0, sizeof {name(inner, (m,))});"
@@ -418,44 +413,25 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
         row = " + ".join([f"t{b} * st{b}" for b in range(1, inner)] + [f"t * st{inner}"]) + comp
         for variant, at in (("if (st0 == 1) {", "row[t0]"), ("} else {", "row[t0 * st0]")):
             out.append(r + variant)
-            loop = r + "    "
-            for b in range(1, inner):
-                out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
-                loop += "    "
-            out += [f"{loop}for (int t = 0; t < {taps}; t++) {{", f"{loop}    const double *row = dp + {row};"]
-            out.append(f"{loop}    for (int t0 = 0; t0 < {taps}; t0++) {{ double v = {at}; "
-                       + " ".join(f"{name(inner, (m,))}{idx(inner)} += w{inner}_{m}[t] * v;" for m in range(top + 1))
-                       + " }")
-            out.append(f"{loop}}}")
-            for _b in range(inner - 1, 0, -1):
-                loop = loop[:-4]
-                out.append(f"{loop}}}")
+            out += _nest(r + "    ", range(1, inner), taps, lambda lp, at=at: [
+                f"{lp}for (int t = 0; t < {taps}; t++) {{", f"{lp}    const double *row = dp + {row};",
+                f"{lp}    for (int t0 = 0; t0 < {taps}; t0++) {{ double v = {at}; "
+                + " ".join(f"{name(inner, (m,))}{idx(inner)} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }",
+                f"{lp}}}"])
         out.append(f"{r}}}")
     else:
-        for b in range(inner):
-            out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
-            loop += "    "
-        out.append(loop + " ".join(f"double a{m} = 0;" for m in range(top + 1)))
-        out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
-                   + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }")
-        out.append(loop + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1)))
-        for _b in range(inner - 1, -1, -1):
-            loop = loop[:-4]
-            out.append(f"{loop}}}")
+        out += _nest(r, range(inner), taps, lambda lp: [
+            lp + " ".join(f"double a{m} = 0;" for m in range(top + 1)),
+            f"{lp}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
+            + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }",
+            lp + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1))])
     # the outer axes, innermost first: each partial sum of the next level weighted once per order
     for level in range(inner - 1, -1, -1):
         suffixes[level] = [(m,) + c for c in suffixes[level + 1] for m in range(top + 1 - sum(c))]
         out.append(r + " ".join(f"double {name(level, c)}{dims(level)};" for c in suffixes[level]))
-        loop = r
-        for b in range(level):
-            out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
-            loop += "    "
-        for c in suffixes[level]:
-            out.append(f"{loop}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
-                       f"{name(level + 1, c[1:])}{idx(level, 't')}; {name(level, c)}{idx(level)} = a; }}")
-        for _b in range(level - 1, -1, -1):
-            loop = loop[:-4]
-            out.append(f"{loop}}}")
+        out += _nest(r, range(level), taps, lambda lp, level=level: [
+            f"{lp}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
+            f"{name(level + 1, c[1:])}{idx(level, 't')}; {name(level, c)}{idx(level)} = a; }}" for c in suffixes[level]])
     base = 0
     for o in range(top + 1):
         for counts, flat in derivative_components(d, o):
@@ -469,20 +445,30 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     return out
 
 
+def _nest(pad: str, axes: range, taps: int, body: Callable[..., list[str]]) -> list[str]:
+    """``body(its indent)`` inside loops over the taps ``t<b>`` of each axis ``b`` of ``axes``."""
+    k = len(axes)
+    return ([f"{pad}{'    ' * j}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{" for j, b in enumerate(axes)]
+            + body(pad + "    " * k) + [f"{pad}{'    ' * j}}}" for j in reversed(range(k))])
+
+
 def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
     """res[c, a1..ak] -> Σ_a M[a, j] res[c, .., a, ..], one derivative axis after another."""
-    n = vox * d ** order
-    out = [f"{pad}double tw[{n}];"]
+    out = [f"{pad}double tw[{vox * d ** order}];"]
     for k in range(order):
         out.append(f"{pad}memcpy(tw, res, sizeof tw);")
-        for c in range(vox):
-            for axes in itertools.product(range(d), repeat=order):
-                def at(ax, c=c):
-                    return c * d ** order + axes_offset(ax, d)
-                terms = " + ".join(f"im->m[{4 * a + axes[k]}] * tw[{at(axes[:k] + (a,) + axes[k + 1:])}]"
-                                   for a in range(d))
-                out.append(f"{pad}res[{at(axes)}] = {terms};")
+        out += [f"{pad}res[{i}] = " + " + ".join(f"im->m[{m}] * tw[{j}]" for m, j in terms) + ";"
+                for i, terms in _chain(d, order, vox, k)]
     return out
+
+
+def _chain(d: int, order: int, vox: int, k: int) -> list:
+    """Step ``k`` of the chain rule on the components of one derivative order: each one's index and its
+    terms (the map's entry ``m[4 a + j]``, the index of the component it weighs)."""
+    def at(c: int, ax: tuple) -> int:
+        return c * d ** order + axes_offset(ax, d)
+    return [(at(c, axes), [(4 * a + axes[k], at(c, axes[:k] + (a,) + axes[k + 1:])) for a in range(d)])
+            for c in range(vox) for axes in itertools.product(range(d), repeat=order)]
 
 
 #: the most bytes of image samples :func:`pack`'s cache keeps alive between calls

@@ -9,6 +9,9 @@ static int tl_fixed; void tl_set_fixed(int f) { tl_fixed = f; }  /* 1: the threa
 #ifdef _OPENMP  /* else a run's team: the free cores (tl_threads.h), for the steps the faster of one thread and the team */
 static tl_choice tl_steps_choice[64];  /* by the active strands' power of two: a small run's lesson is not a large one's */
 #endif
+#if !TL_CLANES
+#define tl_create_lanes(its, m, n, b, R, I, gr, gi, img) 0
+#endif
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {
     int64_t cols = tl_cols = ext[nd - 1];
@@ -23,23 +26,12 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
     for (int64_t row = 0; row < n / cols; row++) {
         int64_t its[TL_ND], rem = row;
         for (int k = nd - 2; k >= 0; k--) { its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }
-#if TL_CLANES
-        if (cols >= 8) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
-            for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {
-                int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
-                its[nd - 1] = lo[nd - 1] + c0;
-                if (!tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img))
-                    for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
-                for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
-            }
-            continue;
-        }
-#endif
-        for (int64_t c = 0; c < cols; c++) {
-            int64_t i = row * cols + c;
-            its[nd - 1] = lo[nd - 1] + c;
-            tl_create_one(its, n, i, R, I, gr, gi, img);
-            status[i] = 0;
+        for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
+            int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
+            its[nd - 1] = lo[nd - 1] + c0;
+            if (!(TL_CLANES && cols >= 8 && tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img)))
+                for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
+            for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
         }
     }
 }
@@ -74,9 +66,8 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }
-    int64_t active, dead;
-    tl_count(status, n, &active, &dead);
-    tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
+    int64_t active;
+    tl_count(status, n, &active, &tl_ndead);  /* (the dead: the next step's start reads them, one pass over the statuses) */
     *err = tl_err_flag;
     return active;
 }
@@ -107,9 +98,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
-    int64_t dead0 = 0;
-    tl_count(status, n, &active, &dead0);
-    tl_ndead = dead0;
+    tl_count(status, n, &active, &tl_ndead);
 #ifdef _OPENMP
     const int asked = threads; const int64_t t0_ = tl_clock(), active0 = active;
     int size_ = 0; for (int64_t w_ = active0; w_ > 1; w_ >>= 1) size_++;
@@ -137,10 +126,8 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #endif
 #if TL_INDIRECT
         {
-            /* Diderot's permuted order: positions [stable | active]; the active ones update in
-               position order; one that stabilizes swaps with the first active position, one that
-               dies with the last living one (which updates next, in its place).  With threads the
-               updates run first (rank[] holds their outcome), then the same walk reorders. */
+            /* Diderot's permuted order (docs/diderot-compiled.md, "The strand order"); with threads the
+               updates run first (rank[] holds their outcome), then the same walk reorders */
             int64_t nl = *nlive, ns = 0;
             for (int64_t q = 0; q < nl; q++) ns += status[ord[q]] == 1;
             if (threads > 1) {
@@ -167,13 +154,8 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
             *nlive = nl - dy;
         }
 #elif TL_SOLO
-        /* no strand sees another's state or the step count (no global block, queries, new,
-           print): the super-steps of one strand do not depend on the others', so each runs
-           its (up to k - s) steps at once, its state in cache; the steps taken are the most
-           any strand took, as the bulk-synchronous loop would count them */
-        /* in tiles of the grid (its last iterator across, the others down; TL_TILE^2 strands):
-           neighbouring strands probe neighbouring samples (rays, pixels), so a tile's strands
-           find most of theirs in cache, where row by row the row above had left it */
+        /* no strand sees another: each runs its (up to k - s) steps at once, in TL_TILE^2 tiles of the grid (neighbours
+           probe neighbouring samples); the steps taken are the most any strand took */
         int64_t most = 0, cols = tl_cols > 0 ? tl_cols : n, rows = (n + cols - 1) / cols;
         int64_t ntc = (cols + TL_TILE - 1) / TL_TILE, ntr = (rows + TL_TILE - 1) / TL_TILE;
         int64_t chunk = tl_chunk(ntr * ntc, threads);  /* (a band of tiles across the grid, where it has bands enough) */

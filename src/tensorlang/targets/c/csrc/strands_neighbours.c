@@ -3,6 +3,7 @@
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
 /* the positions the step reads: the snapshot's, or the state's own where no strand moves (TL_STILL) */
 static const double *tl_RP;
+#define TL_POS(p, n, j) double p[3] = {0, 0, 0}; for (int a_ = 0; a_ < TL_D; a_++) p[a_] = tl_RP[tl_posrow[a_] * (n) + (j)]
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
 static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gpcap, tl_gccap, tl_gdim[3] = {1, 1, 1}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
@@ -50,8 +51,7 @@ static void tl_nb_build(int64_t n, double h) {
         h = cnt > 0 && k > 0 ? pow(vol / (double)cnt, 1.0 / k) : 1.0;
         if (!(h > 0) || !isfinite(h)) h = 1.0;
     }
-    /* cells of the query radius (a query visits 2-3 per axis), coarser only where the bounding box would hold
-       more than 16 cells a strand (strands on a surface leave most cells empty: the box's count, not theirs) */
+    /* cells of the query radius, doubled while the bounding box would hold more than 16 cells a strand */
     for (int a = 0; a < TL_D; a++) if (!isfinite(mx[a] - mn[a])) return;  /* (no grid spans it: the search tests every strand) */
     double total;
     for (;; h *= 2) {
@@ -76,12 +76,21 @@ static void tl_nb_build(int64_t n, double h) {
     memset(tl_gorder + cnt, 0, 4 * sizeof(int64_t)); memset(tl_gpos + TL_D * cnt, 0, TL_D * 4 * sizeof(double));
     tl_gok = 1;
 }
-/* Diderot's test, the squared distance summed in single precision strictly below r2, decided
-   in double first: the three roundings to float move the sum by less than 1e-6 of it, so a
-   sum in double farther than that from r2 (within float's normal range) decides alone */
+/* Diderot's test (the squared distance summed in float, strictly below r2), decided in double where the sum
+   lies farther from r2 than the three roundings to float can move it (1e-6 of it) */
 static inline int tl_near(const double *p, const double *c, double r2, int fast) {
     double e_ = TL_D2E(p, c);
     return (e_ < 0.999999 * r2 || e_ > 1.000001 * r2) && fast ? e_ < r2 : (TL_D2(p, c)) < r2;
+}
+/* the candidates m .. m + 3 of the grid's order (those before m1) within r of c: tested without a branch on the
+   outcome (the order and positions padded), tl_near where a sum is too close to r2 to decide */
+static inline void tl_near4(int64_t m, int64_t m1, const double *c, double r2, int fast, int *ok) {
+    int amb = !fast;
+    for (int u = 0; u < 4; u++) {
+        const double *p = tl_gpos + TL_D * (m + u); double e_ = TL_D2E(p, c);
+        ok[u] = (e_ < r2) & (m + u < m1); amb |= (e_ >= 0.999999 * r2) & (e_ <= 1.000001 * r2) & (m + u < m1);
+    }
+    if (amb) for (int u = 0; u < 4; u++) ok[u] = m + u < m1 && tl_near(tl_gpos + TL_D * (m + u), c, r2, fast);
 }
 static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, const int64_t **out) {
     int64_t len = 0, *buf = tl_nbuf, cap = tl_ncap;
@@ -92,8 +101,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
     int fast = r2 > 1e-30 && r2 < 1e30;
     if (!tl_gok) {
         for (int64_t j = 0; j < n; j++) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + j];
+            TL_POS(p, n, j);
             if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast) && (len < cap || tl_nb_grow(&buf, &cap))) buf[len++] = j;
             else if (tl_err_flag == 3) return 0;
         }
@@ -104,22 +112,14 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
             if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
             lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
         }
-        const int64_t *gs = tl_gstart, *go = tl_gorder;
-        double lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
-        /* the last axis's cells are consecutive: a run of candidates a column of cells, tested 4 at a time without
-           a branch on the outcome (the order and positions padded); tl_near where the sum is too close to decide */
+        const int64_t *gs = tl_gstart, *go = tl_gorder;  /* a column of cells: one run of candidates */
         for (int64_t x = lo[0]; x <= (TL_D > 1 ? hi[0] : lo[0]); x++) for (int64_t y = lo[1]; y <= (TL_D > 2 ? hi[1] : lo[1]); y++) {
             int64_t cl = (TL_D > 1 ? x * tl_gstride[0] : 0) + (TL_D > 2 ? y * tl_gstride[1] : 0);
             int64_t m0 = gs[cl + lo[TL_D - 1]], m1 = gs[cl + hi[TL_D - 1] + 1];
             while (len + (m1 - m0) + 4 > cap) if (!tl_nb_grow(&buf, &cap)) return 0;
             for (int64_t m = m0; m < m1; m += 4) {
-                int amb = !fast, ok[4]; int64_t jj[4];
-                for (int u = 0; u < 4; u++) {
-                    const double *p = tl_gpos + TL_D * (m + u); double e_ = TL_D2E(p, c);
-                    ok[u] = (e_ < r2) & (m + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (m + u < m1); jj[u] = go[m + u];
-                }
-                if (amb) for (int u = 0; u < 4; u++) ok[u] = m + u < m1 && tl_near(tl_gpos + TL_D * (m + u), c, r2, fast);
-                for (int u = 0; u < 4; u++) { buf[len] = jj[u]; len += ok[u] & (jj[u] != i); }
+                int ok[4]; tl_near4(m, m1, c, r2, fast, ok);
+                for (int u = 0; u < 4; u++) { buf[len] = go[m + u]; len += ok[u] & (go[m + u] != i); }
             }
         }
     }
@@ -128,13 +128,8 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
     return len;
 }
 #if TL_STILL
-/* No strand moves after its creation (no statement sets pos): while no strand is born or
-   dies, a query around a strand's pos with a radius that only constants and inputs make
-   finds the same neighbours every super-step.  Those answers are kept, found once at the
-   first step (and the grid with them): each as a pattern, its neighbours' offsets from the
-   strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
-   each strand's pattern number.  A birth or a death, or another run, finds them again; a
-   run whose strands keep dying stops keeping them after a few times. */
+/* No strand moves: the answers of the queries around pos kept from the first step, each strand's a pattern
+   of offsets j - i (strands on a grid share a handful); a run whose strands keep dying stops keeping them */
 static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
 /* each block of TL_BK strands' runs of one pattern (tl_kbs: the block's first run), kept with the
    patterns; full: the run's pattern read across the whole block stays within the strands */
@@ -144,8 +139,7 @@ static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets, tl_k
 static int tl_gbuilt, tl_kall; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) { if (!tl_gbuilt) { tl_gbuilt = 1; tl_nb_build(n, tl_ghw); } }
 void tl_set_run(int64_t run) { tl_run = run; }
-/* prev: the run whose strands this run's creation placed where it places them (the same grid and
-   globals, positions made of nothing else: Run.prev), or -1 */
+/* prev: the run whose creation placed its strands where this run's places them (Run.prev), or -1 */
 void tl_set_prev(int64_t prev) { tl_kprev = prev; }
 /* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough
    (bytes, by TL_GROW): new ones are page faults of every page written, each call */
@@ -162,11 +156,8 @@ static uint64_t tl_khash(const int64_t *o, int64_t len) {
     for (int64_t k = 0; k < len; k++) h = (h ^ (uint64_t)o[k]) * 1099511628211ULL;
     return h ^ (h >> 29);
 }
-/* Strands on a lattice: every position an affine map of the grid's iterators along
-   orthogonal axes, within dev (checked on every strand, no birth since the grid was made).
-   A strand within r of another is then at most R = r (1 + 1e-6) + 2 sqrt(d) dev away on the
-   lattice, so its neighbours are among the grid offsets of a small box (tl_lbd: per axis,
-   tl_lbo: as j - i, in ascending order), which the caller tests one by one: no spatial grid. */
+/* Strands on a lattice (positions an affine map of the grid's iterators, within dev): a neighbour is at most
+   R = r (1 + 1e-6) + 2 sqrt(d) dev away, among a box of grid offsets (tl_lbd per axis, tl_lbo as j - i) */
 #define TL_LBOX 343
 static int64_t tl_lbd[TL_LBOX][3], tl_lbo[TL_LBOX], tl_lK[3]; static int tl_lnb, tl_lall; static char tl_lsure[TL_LBOX];
 static int tl_lattice(int64_t n, double r) {
@@ -239,8 +230,7 @@ static int tl_lattice(int64_t n, double r) {
     }
     return 1;
 }
-/* the patterns of query site k (radius r) for the active strands; nothing kept where they
-   would take more than 64 offsets a strand or memory runs out */
+/* the patterns of query site k (radius r); none kept past 64 offsets a strand or out of memory */
 static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64_t dead) {
     int64_t npat = 0, nofs = 0, cap = 1024, hcap = 1024, limit = 64 * n + 4096, err0 = tl_err_flag;
     int64_t it[3] = {0, 0, 0};
@@ -252,8 +242,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     int32_t last = -1;
     for (int64_t h = 0; ok && h < hcap; h++) tab[h] = -1;
     if (ok) start[0] = 0;
-    /* no strand dead and every offset of the box surely near: a strand the box fits around
-       has them all (pattern 0) */
+    /* no strand dead and every offset of the box surely near: a strand the box fits around has pattern 0 */
     int inner = ok && lat && tl_lall && dead == 0 && tl_lnb <= cap;
     if (inner) {
         memcpy(off, tl_lbo, sizeof(int64_t) * (size_t)tl_lnb);
@@ -276,8 +265,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
             for (int a = (int)tl_gnd - 1; lat && a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
             continue;
         }
-        double c[3] = {0, 0, 0};
-        for (int a = 0; a < TL_D; a++) c[a] = tl_RP[tl_posrow[a] * n + i];
+        TL_POS(c, n, i);
         const int64_t *nb = 0; int64_t len = lat ? tl_lnb : tl_nb_search(n, i, c, r, &nb);  /* (at most, on a lattice) */
         if (tl_err_flag || nofs + len > limit) { ok = 0; break; }
         if (nofs + len > cap) {
@@ -336,8 +324,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
             int32_t p = pid[i0 + t];
             for (e = d ? t + 1 : m; e < m && pid[i0 + e] == p; e++) ;
             if (p < 0) continue;
-            /* a run of a quarter block or more folds every strand of the block where that reads no
-               column outside the strands (one loop of TL_BK lanes), the run's lanes kept */
+            /* full: a run of a quarter block or more, folded across the block where that reads within the strands */
             int full = m == TL_BK && 4 * (e - t) >= TL_BK;
             for (int64_t q = start[p]; full && q < start[p + 1]; q++) full = i0 + off[q] >= 0 && i0 + off[q] + TL_BK <= n;
             rn[nrun].p = p; rn[nrun].t = (int16_t)t; rn[nrun].e = (int16_t)e; rn[nrun].full = (int8_t)full; nrun++;
@@ -346,12 +333,10 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     bs[nblk] = nrun;
     tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
 }
-/* at a super-step's start: the grid and the kept answers of this run, found again when
-   strands were born or died since */
+/* at a super-step's start: the grid and the kept answers, found again where strands were born or died since */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads) {
     if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
-    /* the answers kept by the run before, made while all its strands were active, serve a run
-       whose strands stand where its stood, while all of them are too */
+    /* the answers of the run before (all its strands active) serve a run placed as it was while all are active */
     int64_t act, died; tl_count(status, n, &act, &died);
     int all = dead == 0 && act == n;
     int same = tl_krun >= 0 && tl_krun == tl_kprev && tl_krun != tl_run && tl_kall && tl_kn == n && all;
@@ -377,16 +362,8 @@ static inline int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, 
     (void)v; return tl_nb_search(n, i, c, r, out);
 }
 #else
-/* Strands move: each query site keeps, per strand, a neighbour list (a Verlet list): the
-   strands within r (1 + TL_VM) of its centre when the list was made, found by the search.
-   While the positions stay near those of the epoch's start (tl_vpos: every living strand
-   within TL_VM r / 2 of its own, measured at each super-step's start, tl_vD the most), a
-   list holds every strand the query can find, and the query tests only the list's strands,
-   with the search's own test, in its order: the same neighbours in the same order.  A list
-   is made again where its centre or the radius moved too far for that (checked at each
-   query); all of them where some strand moved more than half the margin, was born, or
-   became finite or not.  The spatial grid is made only in a super-step where some query
-   searches (tl_grid_fresh), with cells of the margin's radius. */
+/* Strands move: each query site keeps a Verlet list per strand (within r (1 + TL_VM) of its centre), valid while
+   every strand stays within TL_VM r / 2 of its place at the epoch's start (tl_vpos, tl_vD: the most moved) */
 #define TL_VM 0.3
 typedef struct { const int64_t *p; int64_t len, ep; double cb[3], lim; } tl_vent;
 typedef struct tl_vblk { struct tl_vblk *next; int64_t cap; int64_t e[]; } tl_vblk;
@@ -408,8 +385,7 @@ static void tl_vfree(void) {
     while (tl_vall) { tl_vblk *b = tl_vall->next; free(tl_vall); tl_vall = b; }
     tl_vstored = 0; tl_vfull = 0; tl_vep++;
 }
-/* a copy of a list in the thread's current block (blocks never move: lists stay where they are
-   until the epoch ends); 0 where the lists would take more than tl_vmax entries or memory runs out */
+/* a copy of a list in the thread's current block (kept until the epoch ends); 0 past tl_vmax entries or memory */
 static int64_t *tl_vstore(const int64_t *src, int64_t len) {
     if (tl_vcep != tl_vep) { tl_vcur = 0; tl_vcep = tl_vep; }
     if (!tl_vcur || tl_vused + len > tl_vcur->cap) {
@@ -433,25 +409,20 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
     for (int64_t q0 = 0; q0 < m; q0 += 32) {
         const int64_t *Lq = L + q0; int64_t w = m - q0 < 32 ? m - q0 : 32; double e[32]; int amb = 0;
         for (int64_t q = 0; q < w; q++) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
+            TL_POS(p, n, Lq[q]);
             double e_ = TL_D2E(p, c);
             e[q] = e_; amb |= (e_ >= lo2) & (e_ <= hi2);
         }
         if (amb) for (int64_t q = 0; q < w; q++) if (e[q] >= lo2 && e[q] <= hi2) {
-            double p[3] = {0, 0, 0};
-            for (int a = 0; a < TL_D; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
+            TL_POS(p, n, Lq[q]);
             e[q] = tl_near(p, c, r2, 1) ? 0.0 : INFINITY;
         }
         for (int64_t q = 0; q < w; q++) { int64_t j = Lq[q]; buf[len] = j; len += (e[q] < r2) & (j != i) & (tl_S0[j] != 2); }
     }
     return len;
 }
-/* An epoch's lists of every active strand (radius rl: what the search finds there), by site v's first query at one
-   thread, else by the team at the step's start (tl_nb_step).  Cells at least rl wide: a strand's neighbours lie in the
-   3^d cells around its own, the next ones (row-major) 5 runs of cells.  Each pair tested once (symmetric; a slab of
-   cells a thread); each thread buckets its range's strands by neighbour, then scatters the ascending buckets'
-   neighbours by strand: lists ascending without a sort (Diderot's order).  0 where it cannot. */
+/* An epoch's lists of every active strand (radius rl), each pair tested once (cells at least rl wide: 5 runs of
+   cells after a strand's own), bucketed by neighbour, scattered by strand: ascending lists; 0 where it cannot */
 #ifdef _OPENMP
 int omp_in_parallel(void), omp_get_thread_num(void), omp_get_num_threads(void);
 #else
@@ -461,7 +432,7 @@ static int omp_in_parallel(void) { return 0; } static int omp_get_thread_num(voi
 static int32_t *tl_vpa[TL_VT], *tl_vtmp[TL_VT]; static int64_t tl_vpcap[TL_VT], tl_vnp[TL_VT], *tl_vcnt[TL_VT], tl_vccap[TL_VT], tl_vtcap[TL_VT];
 static int64_t tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES][TL_VT], tl_vlcap[TL_VSITES][TL_VT]; static int tl_vq[TL_VSITES];
 static int tl_vbuild(int v, int64_t n, double r, int threads) {
-    double rl = r * (1 + TL_VM), r2 = rl * rl, lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
+    double rl = r * (1 + TL_VM), r2 = rl * rl;
     if (!tl_gok || !(rl * (1 + 1e-5) <= tl_gh) || !(r2 > 1e-30 && r2 < 1e30) || n >= INT32_MAX) return 0;
     int64_t Z = tl_gdim[2]; const int64_t *gs = tl_gstart, *go = tl_gorder; int bad = 0;
     for (int t = 0; t < (threads = threads < TL_VT ? threads : TL_VT); t++) tl_vnp[t] = 0;
@@ -479,13 +450,8 @@ static int tl_vbuild(int v, int64_t n, double r, int threads) {
                 if (np + m1 - m0 > tl_vmax / threads) { bad = 1; goto out; }  /* (crowded strands: pairs grow as n^2; a thread's share of the cap) */
                 int32_t *na = 2 * (np + m1 - m0 + 4) > tl_vpcap[t] ? realloc(tl_vpa[t], sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536)) : 0;
                 if (na) { tl_vpa[t] = na; tl_vpcap[t] = 8 * (np + m1 - m0) + 65536; } else if (2 * (np + m1 - m0 + 4) > tl_vpcap[t]) { bad = 1; goto out; }
-                for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */
-                    int ok[4], amb = 0;
-                    for (int u = 0; u < 4; u++) {
-                        const double *p = tl_gpos + TL_D * (q + u); double e_ = TL_D2E(p, c);
-                        ok[u] = (e_ < r2) & (q + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (q + u < m1);
-                    }
-                    if (amb) for (int u = 0; u < 4; u++) ok[u] = q + u < m1 && tl_near(tl_gpos + TL_D * (q + u), c, r2, 1);
+                for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them */
+                    int ok[4]; tl_near4(q, m1, c, r2, 1, ok);
                     for (int u = 0; u < 4; u++) { tl_vpa[t][2 * np] = (int32_t)go[m]; tl_vpa[t][2 * np + 1] = (int32_t)go[q + u]; np += ok[u]; }
                 }
             }

@@ -79,10 +79,14 @@ static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *
 #else
 #define TL_WIDE
 #endif
-#if defined(__GNUC__) && !defined(__clang__)  /* the create in lanes: floor and selects vectorized (FP flags
-   ignored: no value changes), no SLP fusing of a multiply with an alternating add and subtract */
+#if defined(__GNUC__) && !defined(__clang__)  /* floor and selects vectorized (FP flags ignored: no value changes);
+   no SLP, which fuses a multiply with an alternating add and subtract (vfmaddsub) even under -ffp-contract=off */
+#define TL_NOTRAP __attribute__((optimize("no-trapping-math")))
+#define TL_NOSLP __attribute__((optimize("no-tree-slp-vectorize")))
 #define TL_CLATTR TL_WIDE __attribute__((optimize("no-trapping-math", "no-tree-slp-vectorize")))
 #else
+#define TL_NOTRAP
+#define TL_NOSLP
 #define TL_CLATTR
 #endif
 #if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
