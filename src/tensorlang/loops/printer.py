@@ -77,7 +77,6 @@ class _Printer:
             t = node.tile
             how = (f"; else the loop below{', row by row' if node.rows else ''} (where the compiler has no AVX-512)"
                    if node.plain else ", for the loop below")
-
             lines.append(f"{pad}register tile: {t.x} in range({t.width}) as vectors, rows {t.u} in range({t.height}), "
                          f"summed over {t.k} in range({t.extent}){how}")
             self.node(node.loop, lines, depth + 1)
@@ -124,19 +123,15 @@ class _Printer:
             self.node(node, lines, depth)
 
 
-def _select(p: _Printer, e: Select) -> str:
-    if e.bounds:  # a direct sum: case k up to position bounds[k]
-        return f"pieces({index_text(e.var)}: {', '.join(f'<{end}: {p.scalar(c)}' for end, c in zip(e.bounds, e.cases))})"
-    return f"select({index_text(e.var)}: {', '.join(p.scalar(c) for c in e.cases)})"
-
-
 #: Each scalar kind's text, by node kind.
 _SCALARS = {
     Load: lambda p, e: p.access(e.slot, e.indices), Acc: lambda p, e: e.name, Const: lambda p, e: _number(e.value),
     Delta: lambda p, e: f"delta({e.first},{e.second})", Epsilon: lambda p, e: f"eps({','.join(map(str, e.indices))})",
     Neg: lambda p, e: f"-{p.scalar(e.arg)}", Power: lambda p, e: f"({p.scalar(e.arg)})^{e.n}",
     Apply: lambda p, e: f"{e.fn}({p.scalar(e.arg)})", BinOp: lambda p, e: f"({p.scalar(e.left)} {e.op} {p.scalar(e.right)})",
-    Select: _select,
+    Select: lambda p, e: (  # a direct sum: case k up to position bounds[k]
+        f"pieces({index_text(e.var)}: {', '.join(f'<{end}: {p.scalar(c)}' for end, c in zip(e.bounds, e.cases))})" if e.bounds
+        else f"select({index_text(e.var)}: {', '.join(p.scalar(c) for c in e.cases)})"),
 }
 
 

@@ -41,13 +41,6 @@ def step_title(step: Step) -> str:
     raise TypeError(f"not a schedule step: {step!r}")
 
 
-def step_statements(step: Step) -> tuple[tuple[str, str], ...]:
-    """(statement text, reason) for each statement a step runs."""
-    if isinstance(step, LoopStep):
-        return tuple(zip(map(statement_to_text, step.statements), step.reasons))
-    return ((statement_to_text(statement_of(step)), step.reason),)
-
-
 def to_text(schedule: Schedule) -> str:
     plan = schedule.buffers
     pooled = plan.pooled
@@ -90,7 +83,8 @@ def to_text(schedule: Schedule) -> str:
             lines.append(f"       -- {step.fusion.describe()}")
             for stmt in step.fusion.prologue:
                 lines.append(f"       before the loop: {statement_to_text(stmt)}")
-        for text, reason in step_statements(step):
+        for text, reason in (zip(map(statement_to_text, step.statements), step.reasons) if isinstance(step, LoopStep)
+                             else ((statement_to_text(statement_of(step)), step.reason),)):
             lines.append(f"       {text}")
             lines.append(f"         -- {reason}")
         if isinstance(step, (GemmStep, ModeStep, EinsumStep)):
