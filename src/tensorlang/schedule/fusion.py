@@ -14,6 +14,7 @@ from ..ein.index import as_domain
 from ..ein.fields import is_sample
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
+from ..ein.printer import statement_to_text
 from ..semantics.interface import Role
 from ..limits import env_flag
 from ..machine import CacheSizes, cache_sizes
@@ -265,8 +266,6 @@ def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int, 
     groups = fusion_groups(program, roles, itemsize, splits=splits)
     if not groups:
         return ""
-    from ..ein.printer import statement_to_text
-
     lines = ["fusion over shared batch loops (C back end, schedule/fusion.py):"]
     for g in groups:
         lines.append(f"  statements {g.start + 1}..{g.stop}: {g.describe()}")

@@ -10,10 +10,14 @@ import math
 from dataclasses import dataclass, field
 
 from ..analysis.cost import body_flops
+from ..analysis.inplace import compatible
 from ..ein import ir
 from ..ein.index import Affine, index_variables
+from ..ein.printer import statement_to_text
 from ..machine import TILE_BYTES
+from ..semantics.interface import Role
 from ..semantics.values import FUNCTIONS
+from .steps import GemmStep, LoopStep, ModeStep  # (steps knows nothing of padding)
 
 PADDED = "padded"
 REZEROED = "padded, re-zeroed"
@@ -164,15 +168,11 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
 
 def padding_decisions(program: ir.Program, pad: int) -> list[tuple[ir.Statement, StatementPadding]]:
     """Each statement of ``program`` with its padding mode under ``pad`` (what the C target does)."""
-    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
-
     return [(stmt, decide(stmt, pad, compatible(stmt).in_place)) for stmt in program.statements]
 
 
 def padding_report(program: ir.Program, pad: int) -> str:
     """Per statement the padding mode ``analyze --pad M`` prints."""
-    from ..ein.printer import statement_to_text
-
     lines = [f"padding (pad {pad}, 000 §4; C back end):"]
     for n, (stmt, chosen) in enumerate(padding_decisions(program, pad), 1):
         lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
@@ -188,8 +188,6 @@ PADDED_BLAS_MIN = 32
 def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> str | None:
     """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else why
     not (docs/c-backend.md, "BLAS steps on padded buffers")."""
-    from .steps import GemmStep, ModeStep  # steps knows nothing of padding
-
     if isinstance(step, ModeStep):
         if min(step.j, step.m) < PADDED_BLAS_MIN:
             return (f"min(J,M) = {min(step.j, step.m)} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: "
@@ -283,8 +281,6 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
 
 def _loops_only(schedule) -> str | None:
     """Why ``schedule`` would give up a step under padding: a BLAS, Gram or einsum step."""
-    from .steps import LoopStep  # steps knows nothing of padding
-
     step = next((step for step in schedule.steps if not isinstance(step, LoopStep)), None)
     return None if step is None else f"the schedule has a {type(step).__name__} (padded buffers would give it up)"
 
@@ -324,8 +320,6 @@ def _flops(statements) -> int:
 def fuses_padded(group, pad: int) -> bool:
     """Whether fused ``group`` stays fused under ``pad``: every statement in place, its batch
     loop at its true extent (never the padded last index)."""
-    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
-
     for stmt in (*group.prologue, *group.statements):
         if len(stmt.index) < 2 or not compatible(stmt).in_place:
             return False
@@ -348,8 +342,6 @@ def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[i
     """``program`` with each fused group's batched buffers with a remainder of ``width``
     read through ``X_p[e,...] = X[e,...]`` before the group and written through
     ``Y[e,...] = Y_p[e,...]`` after it (plan's ``local_pad``), and the copies' names."""
-    from ..semantics.interface import Role
-
     statements = list(program.statements)
     shapes = dict(program.shapes)
     decls = list(program.decls)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..analysis.cost import SPARSE_GAIN
 from ..analysis import liveness
+from ..analysis.structure import count
 from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
 from ..ein import ir
@@ -436,31 +437,20 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
 
 def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
     """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10), by
-    target, with why they stay loop nests (their unique entries only)."""
-    return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
-            if stmt.target in found and found[stmt.target].redundant_blocks
+    target, with why they stay loop nests (their unique entries only; for moments, 003 §2, how
+    many: those unique by the symmetries of dimensions and blocks, docs/structure.md)."""
+    return {stmt.target: f"structure: {f.describe()}" + (f"; the loops compute the {count(f.pairwise_unique)} entries "
+                                                         "these symmetries leave" if f.moments is not None else "")
+            for stmt in program.statements if (f := found.get(stmt.target)) is not None and f.redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
-
-
-def _computed(found) -> str:
-    """``found`` described, and for moments (003 §2) what the loops compute instead: the
-    entries unique by the symmetries of dimensions and blocks (docs/structure.md)."""
-    if found.moments is None:
-        return found.describe()
-    from ..analysis.structure import count
-    return f"{found.describe()}; the loops compute the {count(found.pairwise_unique)} entries these symmetries leave"
 
 
 def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:
     """The sums whose summand is zero on most of their points (003 Fig. 9; ``visits``:
     points visited and dense), by target, with why they stay loop nests."""
-    chosen = {}
-    for stmt in program.statements:
-        points = visits.get(stmt.target)
-        if points is not None and points[0] * SPARSE_GAIN <= points[1]:
-            chosen[stmt.target] = (f"structure: its loops visit {points[0]} of {points[1]} points, the summand's "
-                                   f"support (<= 1/SPARSE_GAIN {SPARSE_GAIN})")
-    return chosen
+    return {stmt.target: f"structure: its loops visit {points[0]} of {points[1]} points, the summand's support "
+                         f"(<= 1/SPARSE_GAIN {SPARSE_GAIN})" for stmt in program.statements
+            if (points := visits.get(stmt.target)) is not None and points[0] * SPARSE_GAIN <= points[1]}
 
 
 def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c: bool = False) -> LoopStep:
