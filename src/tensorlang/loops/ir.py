@@ -379,9 +379,7 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
     def visit(nodes) -> bool:  # False: not sure
         for node in nodes:
             if isinstance(node, Loop):
-                if node.parallel and slot in slots((node,)):
-                    return False
-                if not visit(node.body):
+                if (node.parallel and slot in slots((node,))) or not visit(node.body):
                     return False
             elif isinstance(node, (Init, Declare, Prefetch)):  # a hint reads nothing
                 continue
@@ -397,9 +395,7 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
         return True
 
     for count, nest in enumerate(nests, 1):
-        if nest.fused and slot in slots(nest.body):
-            return None
-        if not visit(nest.body):
+        if (nest.fused and slot in slots(nest.body)) or not visit(nest.body):
             return None
         if state["stores"]:
             return count

@@ -307,19 +307,16 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
             and isinstance(store, Store) and Acc(init.acc) in walk((store.value,))):
         return None
     update = summed.body[0]
-    if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+"):
-        return None
-    if loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES:
+    if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+") or (
+            loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES):
         return None
     x = loop.var
     if not store.indices or store.indices[-1] != x or any(_mentions(i, x) for i in store.indices[:-1]):
         return None
     moving: list[Load] = []
-    if not _tile_scalar(update.value, x, moving):
-        return None
     # the stored value: the sum, or an elementwise statement's value computed from it
     # (loops/fusion.py ``epilogue``), under the same rule
-    if not _tile_scalar(store.value, x, moving, init.acc):
+    if not (_tile_scalar(update.value, x, moving) and _tile_scalar(store.value, x, moving, init.acc)):
         return None
     return Tile(x, loop.extent, row.var, row.extent, summed.var, summed.extent, init, update, store, tuple(moving))
 
