@@ -46,17 +46,13 @@ class _Printer:
             lines.append(f"{pad}{node.acc} = {_number(REDUCTIONS[node.op].identity)}")
         elif isinstance(node, Update):
             value = self.scalar(node.value)
-            if node.op in ("+", "*"):
-                lines.append(f"{pad}{node.acc} {node.op}= {value}")
-            else:
-                lines.append(f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
+            lines.append(f"{pad}{node.acc} {node.op}= {value}" if node.op in ("+", "*")
+                         else f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
         elif isinstance(node, Store):
-            place = self.access(node.slot, node.indices)
-            stored = node.value
-            if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices):
-                lines.append(f"{pad}{place} += {self.scalar(stored.right)}")  # a row update
-            else:
-                lines.append(f"{pad}{place} = {self.scalar(stored)}")
+            place, stored = self.access(node.slot, node.indices), node.value
+            lines.append(f"{pad}{place} += {self.scalar(stored.right)}"  # a row update
+                         if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices)
+                         else f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Prefetch):
             lines.append(f"{pad}prefetch {self.access(node.slot, node.indices)} into L1")
         elif isinstance(node, Copy):

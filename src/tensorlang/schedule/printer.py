@@ -64,10 +64,8 @@ def to_text(schedule: Schedule) -> str:
                 else "a transposed copy, made once per call before the fused loop")
         lines.append(f"  v{slot:<3} {local.name:<{width}}  {_shape(local.storage):<12} local  ({what})")
     for shared in plan.shared:
-        if shared.in_result:
-            how = f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
-        else:
-            how = f"reuses {shared.owner}'s buffer from statement {shared.at + 1}"
+        how = (f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
+               if shared.in_result else f"reuses {shared.owner}'s buffer from statement {shared.at + 1}")
         figure = shared.figure.replace(" (result)", "")
         why = f"{figure}: 002 memory reuse by liveness"
         if shared.dying:
