@@ -6,7 +6,8 @@ per-iteration temporaries as local buffers: docs/c-backend.md, "Fused loops over
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections import namedtuple
+from dataclasses import replace
 
 from ..ein import ir as ein
 from ..ein.index import as_domain, has_affine
@@ -43,7 +44,8 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
 
     # each statement's register block, where it has one
     blocks: list[tuple[Node, ...] | None] = [
-        microkernel.vector_block(stmt, buffers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
+        microkernel.vector_block(stmt, buffers)
+        if (microkernel.ENABLED_WITH_FMA if fma else microkernel.ENABLED) and len(stmt.index) >= 3 else None
         for stmt in statements]
     # (under padding no fold: each statement re-zeroes the padding it wrote, 000 §4)
     folded = {n for n in range(len(statements) - 1) if blocks[n] is not None and pad == 1
@@ -113,12 +115,8 @@ def _rezero_iteration(stmt: ein.Statement, buffers: BufferPlan, var: str, is_loc
     return tuple(child for nest in nests if isinstance(nest, Loop) for child in nest.body)
 
 
-@dataclass(frozen=True)
-class _Life:
-    """What :func:`share_locals` reads of a statement: the buffer it writes and those it reads."""
-
-    target: str
-    reads: tuple[str, ...]
+#: What :func:`share_locals` reads of a statement: the buffer it writes and those it reads.
+_Life = namedtuple("_Life", "target reads")
 
 
 def epilogue(contraction: ein.Statement, after: ein.Statement, later, per_iteration: set[str]) -> bool:
@@ -186,8 +184,9 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         if slab <= l1:
             streams.append((min(n for n, _, _ in seen), slot, -(-slab // CACHE_LINE_BYTES), any(s for _, s, _ in seen)))
     body = list(loop.body)
-    # a statement's share goes to its outer loop, where that loop runs a loop of its own
-    outer = [found for found in (_first_loop(body, span) for span in spans)
+    # a statement's share goes to its outer loop (its first from 0), where that loop runs a loop of its own
+    outer = [found for found in (next(((at, node) for at, node in zip(range(*span), body[slice(*span)])
+                                       if isinstance(node, Loop) and node.start == 0), None) for span in spans)
              if found is not None and not found[1].simd and any(isinstance(plain(n), Loop) for n in walk(found[1].body))]
     if not outer or sum(lines for _, _, lines, _ in streams) * CACHE_LINE_BYTES * loop.extent <= l1:
         # one-loop statements, or buffers that stay in L1 from call to call: the read
@@ -210,23 +209,10 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     return replace(loop, body=tuple(body))
 
 
-def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
-    """The first loop from 0 among ``body[span]``, with its position."""
-    for at in range(*span):
-        node = body[at]
-        if isinstance(node, Loop) and node.start == 0:
-            return at, node
-    return None
-
-
 def _rename_slots(node, mapping: dict[int, int]):
     """``node`` with every access to a slot in ``mapping`` made to the slot it maps to."""
-    def change(n):
-        if isinstance(n, (Load, Store)) and n.slot in mapping:
-            n = replace(n, slot=mapping[n.slot])
-            return n if isinstance(n, Load) else replace(n, value=replace_nodes(n.value, change))
-        return None
-    return replace_nodes(node, change)
+    return replace_nodes(node, lambda n: replace(n, slot=mapping[n.slot])
+                         if isinstance(n, (Load, Store)) and n.slot in mapping else None, inside=True)
 
 
 def _drop_batch(node, slots: set[int], var: str, tag: str):
@@ -234,20 +220,17 @@ def _drop_batch(node, slots: set[int], var: str, tag: str):
     its first index (the batch variable ``var``), and its accumulators renamed ``<acc>_<tag>``."""
     def change(n):
         if isinstance(n, Loop):
-            return replace(n, body=tuple(replace_nodes(child, change) for child in n.body),
-                           reductions=tuple((op, f"{acc}_{tag}") for op, acc in n.reductions))
+            return replace(n, reductions=tuple((op, f"{acc}_{tag}") for op, acc in n.reductions))
         if isinstance(n, Acc):
             return Acc(f"{n.name}_{tag}")
         if isinstance(n, (Init, Update)):
-            n = replace(n, acc=f"{n.acc}_{tag}")
-            return n if isinstance(n, Init) else replace(n, value=replace_nodes(n.value, change))
+            return replace(n, acc=f"{n.acc}_{tag}")
         if isinstance(n, (Load, Store)) and n.slot in slots:
             if n.indices[:1] != (var,):
                 raise AssertionError(f"a per-iteration buffer read at another batch point: v{n.slot}{list(n.indices)}")
-            n = replace(n, indices=n.indices[1:])
-            return n if isinstance(n, Load) else replace(n, value=replace_nodes(n.value, change))
+            return replace(n, indices=n.indices[1:])
         return None
-    return replace_nodes(node, change)
+    return replace_nodes(node, change, inside=True)
 
 
 #: The scalar operations per iteration from which a fused loop's statement is compiled as

@@ -314,22 +314,23 @@ def children(node) -> tuple:
     return ()
 
 
-def replace_nodes(node, change):
+def replace_nodes(node, change, inside: bool = False):
     """``node`` (any loop-IR node or scalar) rebuilt bottom-up through its fields, each
     part for which ``change`` returns a replacement (not None) replaced by it and not
-    looked into further; ``change`` may rewrite inside its replacement itself."""
+    looked into further (``inside``: its parts rebuilt so too)."""
     found = change(node)
-    if found is not None:
+    if found is not None and not inside:
         return found
+    node = node if found is None else found
     if not is_dataclass(node) or isinstance(node, type):
         return node
     changes: dict = {}
     for f in fields(node):
         value = getattr(node, f.name)
         if isinstance(value, tuple) and value and is_dataclass(value[0]):
-            changes[f.name] = tuple(replace_nodes(v, change) for v in value)
+            changes[f.name] = tuple(replace_nodes(v, change, inside) for v in value)
         elif is_dataclass(value):
-            changes[f.name] = replace_nodes(value, change)
+            changes[f.name] = replace_nodes(value, change, inside)
     return replace(node, **changes) if changes else node
 
 
@@ -378,9 +379,7 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
     def visit(nodes) -> bool:  # False: not sure
         for node in nodes:
             if isinstance(node, Loop):
-                if node.parallel and slot in slots((node,)):
-                    return False
-                if not visit(node.body):
+                if (node.parallel and slot in slots((node,))) or not visit(node.body):
                     return False
             elif isinstance(node, (Init, Declare, Prefetch)):  # a hint reads nothing
                 continue
@@ -396,9 +395,7 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
         return True
 
     for count, nest in enumerate(nests, 1):
-        if nest.fused and slot in slots(nest.body):
-            return None
-        if not visit(nest.body):
+        if (nest.fused and slot in slots(nest.body)) or not visit(nest.body):
             return None
         if state["stores"]:
             return count
@@ -417,19 +414,19 @@ def footprint(nodes) -> int:
             for child in node.body:
                 visit(child, inner)
             return
+        sizes: tuple = ()
         if isinstance(node, Copy):
-            largest[node.target] = max(largest.get(node.target, 0), node.count)
-            largest[node.source] = max(largest.get(node.source, 0), node.count)
-            return
-        if isinstance(node, Rebuild):
-            largest[node.target] = max(largest.get(node.target, 0), math.prod(node.extents))
-            return
-        if isinstance(node, (Load, Store)):  # an affine index spans its reach: A[4i+r, j] is 4 rows per i
+            sizes = ((node.target, node.count), (node.source, node.count))
+        elif isinstance(node, Rebuild):
+            sizes = ((node.target, math.prod(node.extents)),)
+        elif isinstance(node, (Load, Store)):  # an affine index spans its reach: A[4i+r, j] is 4 rows per i
             named = {i for i in node.indices if isinstance(i, str) and i in trips}
             spans = (1 + sum(abs(c) * (trips[v] - 1) for v, c in i.terms if v in trips)
                      for i in node.indices if isinstance(i, Affine))
-            largest[node.slot] = max(largest.get(node.slot, 0), math.prod(trips[i] for i in named) * math.prod(spans))
-        for child in children(node):
+            sizes = ((node.slot, math.prod(trips[i] for i in named) * math.prod(spans)),)
+        for slot, size in sizes:
+            largest[slot] = max(largest.get(slot, 0), size)
+        for child in children(node):  # (a Copy or Rebuild holds none)
             visit(child, trips)
 
     for node in nodes:

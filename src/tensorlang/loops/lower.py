@@ -76,13 +76,8 @@ class Lowering:
     def stack(self, e: ein.Stack) -> tuple[tuple[Node, ...], Scalar]:
         """items[s] at position s: every item's statements run, the value is selected
         (a select, not a sum of δ-weighted items: a NaN or inf stays in its own slice)."""
-        pres: list[Node] = []
-        values = []
-        for item in e.items:
-            pre, value = self.expr(item)
-            pres.extend(pre)
-            values.append(value)
-        return tuple(pres), Select(e.index, tuple(values))
+        lowered = [self.expr(item) for item in e.items]
+        return tuple(n for pre, _ in lowered for n in pre), Select(e.index, tuple(value for _, value in lowered))
 
     def concat(self, e: ein.Concat) -> tuple[tuple[Node, ...], Scalar]:
         """Item k where the index lies in its piece, read at index - S_k, evaluated there only
@@ -91,16 +86,13 @@ class Lowering:
             for (name, n), start, item in zip(e.parts, e.starts, e.items):
                 if start < e.index <= start + n:
                     return self.expr(substitute(item, {name: e.index - start}))
-        values = []
-        for (name, _), start, item in zip(e.parts, e.starts, e.items):
-            terms, offset = as_terms(e.index)
-            local = affine(terms, offset - start)
-            pre, value = self.expr(substitute(item, {name: local}))
-            if pre:
-                raise ValueError("a concat item with statements of its own (a sum): lift it into a temporary first")
-            values.append(value)
+        terms, offset = as_terms(e.index)
+        lowered = [self.expr(substitute(item, {name: affine(terms, offset - start)}))
+                   for (name, _), start, item in zip(e.parts, e.starts, e.items)]
+        if any(pre for pre, _ in lowered):
+            raise ValueError("a concat item with statements of its own (a sum): lift it into a temporary first")
         ends = tuple(start + n for start, (_, n) in zip(e.starts, e.parts))
-        return (), Select(e.index, tuple(values), ends)
+        return (), Select(e.index, tuple(value for _, value in lowered), ends)
 
 
 def scalar(e: ein.Expr, slots: dict[str, int]) -> Scalar:

@@ -27,11 +27,6 @@ ENABLED, ENABLED_WITH_FMA = True, True
 MAX_BLOCK_ROWS = 16
 
 
-def enabled(fma: bool) -> bool:
-    """Whether a fused loop with (``fma``) or without fused multiply-adds uses the micro-kernels."""
-    return ENABLED_WITH_FMA if fma else ENABLED
-
-
 #: Rows longer than this many elements are no small product (and not worth blocking).
 MAX_ROW = 64
 
@@ -141,12 +136,6 @@ def unrolled_height(rows: int, extent: int) -> int:
                 if rows % h == 0 and h * extent <= UNROLLED_STEPS), default=0)
 
 
-def vector_height(rows: int) -> int:
-    """The rows U of a vector block: the largest divisor of ``rows`` up to
-    :data:`MAX_BLOCK_ROWS` (1: no block)."""
-    return max((u for u in range(1, min(rows, MAX_BLOCK_ROWS) + 1) if rows % u == 0), default=1)
-
-
 #: The most blocks :func:`split_rows` cuts rows into (31 rows of 31 terms: four).
 MAX_SPLIT = 4
 
@@ -200,7 +189,7 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     if site is None:
         return None
     rows = site.rows
-    height = vector_height(rows)
+    height = max((u for u in range(1, min(rows, MAX_BLOCK_ROWS) + 1) if rows % u == 0), default=1)  # 1: no block
     contiguous = bool(site.moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
                                            and f.indices[-2] == site.k for f in site.moving)
     # a per-iteration temporary (a slot after the program's) read across its rows may be
@@ -318,19 +307,16 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
             and isinstance(store, Store) and Acc(init.acc) in walk((store.value,))):
         return None
     update = summed.body[0]
-    if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+"):
-        return None
-    if loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES:
+    if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+") or (
+            loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES):
         return None
     x = loop.var
     if not store.indices or store.indices[-1] != x or any(_mentions(i, x) for i in store.indices[:-1]):
         return None
     moving: list[Load] = []
-    if not _tile_scalar(update.value, x, moving):
-        return None
     # the stored value: the sum, or an elementwise statement's value computed from it
     # (loops/fusion.py ``epilogue``), under the same rule
-    if not _tile_scalar(store.value, x, moving, init.acc):
+    if not (_tile_scalar(update.value, x, moving) and _tile_scalar(store.value, x, moving, init.acc)):
         return None
     return Tile(x, loop.extent, row.var, row.extent, summed.var, summed.extent, init, update, store, tuple(moving))
 

@@ -113,18 +113,6 @@ def simd_marks(node: Node, outer: int = 1) -> Node:
     return replace(node, body=body, simd=not any(isinstance(c, Loop) for c in body) and not short_reduction(node, outer))
 
 
-def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
-    """The chain of loops over ``variables``, outermost first, each the first node of the
-    one outside it (a scratch statement's nest is its loops, then a Copy)."""
-    chain: list[Loop] = []
-    for var in variables:
-        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
-            break
-        chain.append(nodes[0])
-        nodes = nodes[0].body
-    return chain
-
-
 def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     """``nest`` with its simd and parallel loops marked: the outermost output loop on
     threads where the nest's work reaches ``parallel_work`` (:func:`threshold_for`); max/min
@@ -134,9 +122,17 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     index = nest.statement.index
     if not index:  # a scalar target: a big + or * reduction may share its outer loop out
         total = work(body)
-        return replace(nest, body=tuple(_parallel_reduction(node, total, parallel_work) for node in body))
+        return replace(nest, body=tuple(share(node, threads) if isinstance(node, Loop) and node.reductions and all(
+            op in ("+", "*") for op, _ in node.reductions) and (threads := team(total, parallel_work, node.extent)) is not None
+            else node for node in body))
     variables = [name for name, _ in (index[:-1] if nest.interchanged else index)]
-    chain = _output_loops(body, variables)
+    chain: list[Loop] = []  # the loops over variables, outermost first, each the first node of the one outside it
+    nodes = body  # (a scratch statement's nest is its loops, then a Copy)
+    for var in variables:
+        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
+            break
+        chain.append(nodes[0])
+        nodes = nodes[0].body
     if len(chain) < len(variables) or not chain:
         return replace(nest, body=body)
     outer = chain[0]
@@ -145,13 +141,3 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     if threads is not None:
         body = (share(outer, threads), *body[1:])
     return replace(nest, body=body)
-
-
-def _parallel_reduction(node: Node, total: int, parallel_work: int) -> Node:
-    """The outermost loop of a big sum or product, marked parallel."""
-    if not isinstance(node, Loop):
-        return node
-    threads = team(total, parallel_work, node.extent)
-    if threads is not None and node.reductions and all(op in ("+", "*") for op, _ in node.reductions):
-        return share(node, threads)
-    return node

@@ -66,15 +66,11 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
         for stmt in step.statements:
             found = structure.target_structure(stmt, known, readers)
             if step.fusion is None:
-                facts.append(StatementFacts(found, MappingProxyType(_known_to(stmt, known))))
+                names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}  # what restrict_sums reads
+                facts.append(StatementFacts(found, MappingProxyType({n: known[n] for n in names if n in known})))
         if step.fusion is not None:
             facts.append(None)
     return LoopFacts(schedule, tuple(facts), parallel_work, fma, blas_int_max)
-
-
-def _known_to(stmt, known: Mapping[str, TensorStructure]) -> dict[str, TensorStructure]:
-    names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}  # what restrict_sums reads
-    return {name: known[name] for name in names if name in known}
 
 
 Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
@@ -145,24 +141,16 @@ def restrict_sums(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Summation loops over the support of their summands (:func:`.structure.restrict_sums`)."""
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if _taken(nest, "compress"):
-            return None
-        summed = structure.restrict_sums(nest, fact.known)
+        summed = None if _taken(nest, "compress") else structure.restrict_sums(nest, fact.known)
         return None if summed is nest else summed
-
     return _each(program, facts, "restrict-sums", change)
 
 
 def restrict(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """The target's loops over its support where that saves enough
     (:func:`.structure.restricts`, :func:`.structure.restrict`)."""
-
-    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if _taken(nest, "compress") or fact.found is None or not structure.restricts(fact.found):
-            return None
-        return structure.restrict(nest, fact.found.support)
-
-    return _each(program, facts, "restrict", change)
+    return _each(program, facts, "restrict", lambda nest, fact: None if _taken(nest, "compress") or fact.found is None
+                 or not structure.restricts(fact.found) else structure.restrict(nest, fact.found.support))
 
 
 def _unless_taken(name: str, rewrite: Callable[[Nest, LoopFacts], Nest], after: str = "") -> Rewrite:

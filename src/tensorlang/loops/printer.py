@@ -46,17 +46,13 @@ class _Printer:
             lines.append(f"{pad}{node.acc} = {_number(REDUCTIONS[node.op].identity)}")
         elif isinstance(node, Update):
             value = self.scalar(node.value)
-            if node.op in ("+", "*"):
-                lines.append(f"{pad}{node.acc} {node.op}= {value}")
-            else:
-                lines.append(f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
+            lines.append(f"{pad}{node.acc} {node.op}= {value}" if node.op in ("+", "*")
+                         else f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
         elif isinstance(node, Store):
-            place = self.access(node.slot, node.indices)
-            stored = node.value
-            if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices):
-                lines.append(f"{pad}{place} += {self.scalar(stored.right)}")  # a row update
-            else:
-                lines.append(f"{pad}{place} = {self.scalar(stored)}")
+            place, stored = self.access(node.slot, node.indices), node.value
+            lines.append(f"{pad}{place} += {self.scalar(stored.right)}"  # a row update
+                         if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices)
+                         else f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Prefetch):
             lines.append(f"{pad}prefetch {self.access(node.slot, node.indices)} into L1")
         elif isinstance(node, Copy):
@@ -77,7 +73,6 @@ class _Printer:
             t = node.tile
             how = (f"; else the loop below{', row by row' if node.rows else ''} (where the compiler has no AVX-512)"
                    if node.plain else ", for the loop below")
-
             lines.append(f"{pad}register tile: {t.x} in range({t.width}) as vectors, rows {t.u} in range({t.height}), "
                          f"summed over {t.k} in range({t.extent}){how}")
             self.node(node.loop, lines, depth + 1)
@@ -124,19 +119,15 @@ class _Printer:
             self.node(node, lines, depth)
 
 
-def _select(p: _Printer, e: Select) -> str:
-    if e.bounds:  # a direct sum: case k up to position bounds[k]
-        return f"pieces({index_text(e.var)}: {', '.join(f'<{end}: {p.scalar(c)}' for end, c in zip(e.bounds, e.cases))})"
-    return f"select({index_text(e.var)}: {', '.join(p.scalar(c) for c in e.cases)})"
-
-
 #: Each scalar kind's text, by node kind.
 _SCALARS = {
     Load: lambda p, e: p.access(e.slot, e.indices), Acc: lambda p, e: e.name, Const: lambda p, e: _number(e.value),
     Delta: lambda p, e: f"delta({e.first},{e.second})", Epsilon: lambda p, e: f"eps({','.join(map(str, e.indices))})",
     Neg: lambda p, e: f"-{p.scalar(e.arg)}", Power: lambda p, e: f"({p.scalar(e.arg)})^{e.n}",
     Apply: lambda p, e: f"{e.fn}({p.scalar(e.arg)})", BinOp: lambda p, e: f"({p.scalar(e.left)} {e.op} {p.scalar(e.right)})",
-    Select: _select,
+    Select: lambda p, e: (  # a direct sum: case k up to position bounds[k]
+        f"pieces({index_text(e.var)}: {', '.join(f'<{end}: {p.scalar(c)}' for end, c in zip(e.bounds, e.cases))})" if e.bounds
+        else f"select({index_text(e.var)}: {', '.join(p.scalar(c) for c in e.cases)})"),
 }
 
 

@@ -14,6 +14,7 @@ from ..ein.index import as_domain
 from ..ein.fields import is_sample
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
+from ..ein.printer import statement_to_text
 from ..semantics.interface import Role
 from ..limits import env_flag
 from ..machine import CacheSizes, cache_sizes
@@ -159,15 +160,6 @@ def _candidates(program: ir.Program) -> list[tuple[int, list[ir.Statement]]]:
 
 
 # ------------------------------------------------------------------ the group
-def _rename(group: list[ir.Statement], var: str) -> list[ir.Statement]:
-    out = []
-    for stmt in group:
-        old, extent = stmt.index[0]
-        body = substitute(stmt.body, {old: var}) if old != var else stmt.body
-        out.append(ir.Statement(stmt.target, ((var, extent), *stmt.index[1:]), body))
-    return out
-
-
 def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: Mapping[str, tuple[int, ...]]):
     """The accesses ``X[x, k]`` of small unbatched matrices whose first index is the
     target's last, x, in a contraction: read from ``Xᵀ[k, x]`` instead."""
@@ -194,13 +186,6 @@ def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: Mapping
     return found
 
 
-def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
-    if not swap:
-        return stmt
-    body = ir.bottom_up(stmt.body, lambda e: swap.get(e, e) if isinstance(e, ir.Tensor) else e)
-    return ir.Statement(stmt.target, stmt.index, body)
-
-
 def group_budget(cache: CacheSizes, working_set: int, splits_gemm: Callable[[], bool], saving: float = 1.0) -> int:
     """Bytes one iteration of a fused group may touch: L2/2; past it, unless ``splits_gemm()`` (asked only then), the L2,
     and past that FUSION_PAST_L2 times it where the fused loop moves ``saving`` >= PAST_L2_SAVING times fewer bytes."""
@@ -224,20 +209,21 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
              if str(roles.get(name, Role.TEMP)) == Role.TEMP and name not in read_outside and name not in read_early]
     if not temps:
         return None
-    taken: set[str] = set()
-    for stmt in group:
-        taken |= all_names(stmt.body) | {name for name, _ in stmt.index}
+    taken = set().union(*(all_names(s.body) | {name for name, _ in s.index} for s in group))
     var = "e" if "e" not in taken else Fresh(taken)("e")
-    renamed = _rename(group, var)
     statements, prologue, copies = [], {}, {}
-    for stmt in renamed:
+    for stmt in group:  # its batch index renamed var
+        old = stmt.index[0][0]
+        stmt = ir.Statement(stmt.target, ((var, stmt.index[0][1]), *stmt.index[1:]),
+                            substitute(stmt.body, {old: var}) if old != var else stmt.body)
         swap = _transposes(stmt, written, var, shapes)
         for old, new in swap.items():
             if new.name not in copies:
                 rows, cols = shapes[old.name]
                 copies[new.name] = Local(new.name, (cols, rows), per_iteration=False)
                 prologue[new.name] = ir.Statement(new.name, (("p", cols), ("q", rows)), ir.Tensor(old.name, ("q", "p")))
-        statements.append(_with_transposes(stmt, swap))
+        statements.append(ir.Statement(stmt.target, stmt.index, ir.bottom_up(
+            stmt.body, lambda e: swap.get(e, e) if isinstance(e, ir.Tensor) else e)) if swap else stmt)  # noqa: B023 (called at once)
     # bytes: a batched buffer (first index the batch in every access) moves one slice an
     # iteration; anything else is read whole
     touched: dict[str, bool] = {}
@@ -280,8 +266,6 @@ def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int, 
     groups = fusion_groups(program, roles, itemsize, splits=splits)
     if not groups:
         return ""
-    from ..ein.printer import statement_to_text
-
     lines = ["fusion over shared batch loops (C back end, schedule/fusion.py):"]
     for g in groups:
         lines.append(f"  statements {g.start + 1}..{g.stop}: {g.describe()}")

@@ -38,10 +38,6 @@ class Gemm:
     def slots(self) -> tuple[int, ...]:
         return tuple(sorted({self.a, self.b, self.c}))
 
-    @property
-    def extents(self) -> tuple[int, ...]:
-        return (self.m, self.n, self.k, self.lda, self.ldb)
-
     def __str__(self) -> str:
         """``v2 = 0.5 · v0ᵀ v1 (3×4 by 4×5), 7 times``: slots, flags and extents."""
         scale = "" if self.scale == 1.0 else f"{self.scale!r} · "
@@ -68,11 +64,13 @@ def _grouped(indices, first, second) -> bool | None:
     return False if indices == first + second else True if indices == second + first else None
 
 
-def step_gemm(step: GemmStep) -> Gemm | None:
-    """The GEMMs of a GEMM step over its buffers as they are, or None where an operand or
-    the result would need a copy (the batch not leading everywhere, or a group of axes
-    split) or the step has no statement."""
-    if (stmt := step.statement) is None:
+def gemm_of(step) -> Gemm | None:
+    """The GEMMs of a mode product or GEMM step over its buffers as they are; None for
+    another step, or where an operand or the result would need a copy (the batch not
+    leading everywhere, or a group of axes split) or the step has no statement."""
+    if isinstance(step, ModeStep):
+        return mode_gemm(step)
+    if not isinstance(step, GemmStep) or (stmt := step.statement) is None:
         return None
     tensors, batch, left, right, contracted = gemm_groups(stmt)
     la, lb, out, nb = list(tensors[0].indices), list(tensors[1].indices), [i for i, _ in stmt.index], len(batch)
@@ -91,14 +89,6 @@ def step_gemm(step: GemmStep) -> Gemm | None:
                 step.scale)
 
 
-def gemm_of(step) -> Gemm | None:
-    """The GEMMs of a mode product or GEMM step over its buffers as they are; None for
-    another step, or one that needs a copy."""
-    if isinstance(step, ModeStep):
-        return mode_gemm(step)
-    return step_gemm(step) if isinstance(step, GemmStep) else None
-
-
 def runs(step, blas_int_max: int | None, pad: int) -> str:
     """Where a BLAS step runs (:data:`.steps.RUNS`): ``c`` where the target calls BLAS from
     C (``blas_int_max``: its BLAS's largest integer) and the GEMMs (:func:`gemm_of`) need
@@ -106,6 +96,6 @@ def runs(step, blas_int_max: int | None, pad: int) -> str:
     if isinstance(step, EinsumStep):
         return "opt_einsum"
     gemm = gemm_of(step) if blas_int_max is not None else None
-    if gemm is not None and min(gemm.batch, gemm.m, gemm.n, gemm.k) >= 1 and max(gemm.extents) <= (blas_int_max or 0):
+    if gemm is not None and min(gemm.batch, gemm.m, gemm.n, gemm.k) >= 1 and max(gemm.m, gemm.n, gemm.k) <= (blas_int_max or 0):
         return "c"
     return "matmul-views" if pad > 1 else "matmul"

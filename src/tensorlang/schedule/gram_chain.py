@@ -47,10 +47,7 @@ def _same(left: list[ir.Tensor], lsum: set[str], right: list[ir.Tensor], rsum: s
 
 
 def _fresh(taken: set[str], stem: str) -> str:
-    n = 0
-    while f"{stem}{n}" in taken:
-        n += 1
-    name = f"{stem}{n}"
+    name = next(f"{stem}{n}" for n in itertools.count() if f"{stem}{n}" not in taken)
     taken.add(name)
     return name
 

@@ -10,10 +10,14 @@ import math
 from dataclasses import dataclass, field
 
 from ..analysis.cost import body_flops
+from ..analysis.inplace import compatible
 from ..ein import ir
 from ..ein.index import Affine, index_variables
+from ..ein.printer import statement_to_text
 from ..machine import TILE_BYTES
+from ..semantics.interface import Role
 from ..semantics.values import FUNCTIONS
+from .steps import GemmStep, LoopStep, ModeStep  # (steps knows nothing of padding)
 
 PADDED = "padded"
 REZEROED = "padded, re-zeroed"
@@ -77,15 +81,11 @@ def vanishes(e: ir.Expr, var: str) -> bool:
 def reads_padded_only(body: ir.Expr, var: str, layout: frozenset[str] | None = None) -> bool:
     """Whether ``var`` only ever indexes padded last dimensions (of the buffers in ``layout``;
     None: every one) and selects no piece of a direct sum or item of a stack."""
-    for node in ir.nodes(body):
-        if isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index):
-            return False  # a piece read at var - S_k, or an item chosen by var: no padded slot there
-    for node in ir.nodes(body):
-        if isinstance(node, ir.Tensor) and var in node.indices[:-1]:
-            return False
-        if isinstance(node, ir.Tensor) and layout is not None and node.name not in layout and var in node.indices:
-            return False
-    return True
+    # (a direct sum's piece is read at var - S_k, a stack's item chosen by var: no padded slot there)
+    return not any(isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index)
+                   or isinstance(node, ir.Tensor) and (var in node.indices[:-1] or layout is not None
+                                                       and node.name not in layout and var in node.indices)
+                   for node in ir.nodes(body))
 
 
 def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozenset[str]:
@@ -168,15 +168,11 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
 
 def padding_decisions(program: ir.Program, pad: int) -> list[tuple[ir.Statement, StatementPadding]]:
     """Each statement of ``program`` with its padding mode under ``pad`` (what the C target does)."""
-    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
-
     return [(stmt, decide(stmt, pad, compatible(stmt).in_place)) for stmt in program.statements]
 
 
 def padding_report(program: ir.Program, pad: int) -> str:
     """Per statement the padding mode ``analyze --pad M`` prints."""
-    from ..ein.printer import statement_to_text
-
     lines = [f"padding (pad {pad}, 000 §4; C back end):"]
     for n, (stmt, chosen) in enumerate(padding_decisions(program, pad), 1):
         lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
@@ -192,8 +188,6 @@ PADDED_BLAS_MIN = 32
 def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> str | None:
     """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else why
     not (docs/c-backend.md, "BLAS steps on padded buffers")."""
-    from .steps import GemmStep, ModeStep  # steps knows nothing of padding
-
     if isinstance(step, ModeStep):
         if min(step.j, step.m) < PADDED_BLAS_MIN:
             return (f"min(J,M) = {min(step.j, step.m)} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: "
@@ -254,7 +248,9 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
                           f"{AUTO_LOCAL_MAX_GROWTH} times their length: the statements that are no register tile pay for it")
     if rows:
         done = f"rows of {', '.join(map(str, rows))} run without remainder"
-        why = _memory_bound(fused)
+        why = next((f"a fused loop does {flops} flops on the {g.bytes_fused} bytes it moves, fewer than "  # memory-bound
+                    f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit" for g in fused
+                    if (flops := _flops(g.statements)) < AUTO_LOCAL_FLOPS_PER_BYTE * g.bytes_fused), None)
         over = [b for g in fused if (b := _locals_held(g, width, schedule.buffers.itemsize)) > AUTO_LOCAL_L2_FRACTION * g.cache.l2]
         if why is not None or not over:
             return AutoPad(1, why or f"the fused loops' locals padded to {width} (their {done}; the caller's arrays are "
@@ -266,11 +262,13 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
             return AutoPad(width, f"every buffer padded to {width} (the fused loops' {done}; {past}: copying through them costs what "
                                   "copying the caller's arrays costs)", locals=width)
         return AutoPad(1, f"the fused loops' locals padded to {width} (their {done}; {past}, but {why})", locals=width)
-    remainders = sorted({n for stmt in program.statements for n in _padded_extents(stmt, width) if n % width})
+    decided = [(stmt, decide(stmt, width)) for stmt in program.statements]
+    remainders = sorted({n for stmt, chosen in decided  # of the extents of the loops padding would run padded
+                         for name, n in (*stmt.index[-1:], *(pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum)
+                                                             for pair in node.index)) if name in chosen.extents and n % width})
     if not remainders:
         return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
-    for stmt in program.statements:
-        chosen = decide(stmt, width)
+    for _, chosen in decided:
         if chosen.mode != PADDED:
             return AutoPad(1, f"a statement would run {chosen.mode} ({chosen.why})")
     why = _loops_only(schedule) or ("the unpadded schedule fuses loops (padding their locals does not pay here, and "
@@ -283,8 +281,6 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
 
 def _loops_only(schedule) -> str | None:
     """Why ``schedule`` would give up a step under padding: a BLAS, Gram or einsum step."""
-    from .steps import LoopStep  # steps knows nothing of padding
-
     step = next((step for step in schedule.steps if not isinstance(step, LoopStep)), None)
     return None if step is None else f"the schedule has a {type(step).__name__} (padded buffers would give it up)"
 
@@ -309,28 +305,11 @@ def vector_ops(n: int, width: int) -> int:
     return whole + rest // half + rest % half
 
 
-def _memory_bound(groups) -> str | None:
-    """Why padding fused ``groups`` would not pay: one is bound by memory (None: none is)."""
-    for group in groups:
-        flops = _flops(group.statements)
-        if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
-            return (f"a fused loop does {flops} flops on the {group.bytes_fused} bytes it moves, fewer than "
-                    f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit")
-    return None
-
-
 def _locals_held(group, width: int, itemsize: int) -> int:
     """The bytes of one iteration of fused ``group``'s locals padded to ``width``."""
     slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]
     slices += [local.storage for local in group.locals if not local.per_iteration]
     return sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
-
-
-def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
-    """The extents of the loops that padding would run padded in ``stmt`` (docs/c-backend.md, "Padding")."""
-    chosen = decide(stmt, width)
-    sums = [pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum) for pair in node.index]
-    return [n for name, n in (*stmt.index[-1:], *sums) if name in chosen.extents]
 
 
 def _flops(statements) -> int:
@@ -341,8 +320,6 @@ def _flops(statements) -> int:
 def fuses_padded(group, pad: int) -> bool:
     """Whether fused ``group`` stays fused under ``pad``: every statement in place, its batch
     loop at its true extent (never the padded last index)."""
-    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
-
     for stmt in (*group.prologue, *group.statements):
         if len(stmt.index) < 2 or not compatible(stmt).in_place:
             return False
@@ -365,8 +342,6 @@ def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[i
     """``program`` with each fused group's batched buffers with a remainder of ``width``
     read through ``X_p[e,...] = X[e,...]`` before the group and written through
     ``Y[e,...] = Y_p[e,...]`` after it (plan's ``local_pad``), and the copies' names."""
-    from ..semantics.interface import Role
-
     statements = list(program.statements)
     shapes = dict(program.shapes)
     decls = list(program.decls)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..analysis.cost import SPARSE_GAIN
 from ..analysis import liveness
+from ..analysis.structure import count
 from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
 from ..ein import ir
@@ -27,7 +28,7 @@ from .gemm import runs
 from .gram_chain import gram_chains, with_statements
 from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
-                    einsum_step, gemm_step, gram_step, mode_step)
+                    gemm_step, gram_step, mode_step)
 from .probe import probe_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -119,16 +120,11 @@ class BufferPlan:
     def is_local(self, slot: int) -> bool:
         return slot >= len(self.buffers)
 
-    @property
-    def scratch(self) -> int | None:
-        """The scratch slot, if the program needs one (always the last slot)."""
-        return len(self.buffers) - 1 if self.buffers and self.buffers[-1].name == SCRATCH else None
-
     def scratch_for(self, stmt: ir.Statement) -> int:
-        """The scratch slot that ``stmt``, which cannot write its target in place, writes instead."""
-        if self.scratch is None:
+        """The scratch slot (always the last) that ``stmt``, which cannot write its target in place, writes instead."""
+        if not self.buffers or self.buffers[-1].name != SCRATCH:
             raise ValueError(f"the buffer plan has no scratch slot for {stmt.target!r}, which needs one")
-        return self.scratch
+        return len(self.buffers) - 1
 
     @property
     def pooled(self) -> tuple[int, ...]:
@@ -198,7 +194,7 @@ def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
     gemm = gemm_step(stmt, slot_of, shapes)
     if gemm is not None:
         return gemm, "GEMM"
-    return einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+    return EinsumStep(slot_of[stmt.target], stmt, steps.multiply_adds(stmt, contraction_factors(stmt)[1])), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
 
 
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
@@ -230,28 +226,11 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
                    if not compatible(s).in_place), default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, _through_aliases(shared, owners, aliases, shapes), pad,
-                      tuple(locals_))
-
-
-def _through_aliases(shared, owners, aliases, shapes) -> tuple[Sharing, ...]:
-    """``shared`` with each temporary mapped to the slot it is indexed through."""
-    out = []
+    through = []  # each shared temporary mapped to the slot it is indexed through
     for s in shared:
-        owner = owners[s.name]
-        alias = aliases.get((owner, shapes[s.name]), s.name)
-        out.append(replace(s, owner=owner if shapes[s.name] == shapes[owner] or alias == s.name else alias))
-    return tuple(out)
-
-
-def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
-    """The slots a statement's loop nest touches: its reads, its target, and the scratch
-    buffer when it cannot write its target in place."""
-    slot_of = buffers.slot_of
-    found = {slot_of[stmt.target], *(slot_of[name] for name in stmt.reads)}
-    if not compatible(stmt).in_place:
-        found.add(buffers.scratch_for(stmt))
-    return found
+        alias = aliases.get((owners[s.name], shapes[s.name]), s.name)
+        through.append(replace(s, owner=owners[s.name] if alias == s.name else alias))
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, tuple(through), pad, tuple(locals_))
 
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False,
@@ -316,10 +295,7 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
         clashing = [g for g in groups if _clashes(g, buffers)]
         if not clashing:
             return buffers, groups
-        if full:
-            full = False
-            continue
-        groups = tuple(g for g in groups if g not in clashing)
+        groups, full = groups if full else tuple(g for g in groups if g not in clashing), False
 
 
 def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool, local_pad: int,
@@ -373,8 +349,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     group: list[tuple[ir.Statement, str]] = []
 
     def flush():
-        if group:
-            slots = set().union(*(statement_slots(s, buffers) for s, _ in group))
+        if group:  # the slots of the statements' reads and targets, and the scratch where one is not in place
+            slots = {buffers.slot_of[name] for s, _ in group for name in (s.target, *s.reads)}
+            slots |= {buffers.scratch_for(s) for s, _ in group if not compatible(s).in_place}
             scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
             group.clear()
 
@@ -393,7 +370,10 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             continue
         chosen = structured[stmt.target] if stmt.target in structured else choose(stmt, buffers, blas, from_c, gram, gemm_copies)
         if isinstance(chosen, str):
-            group.append((stmt, _loop_reason(stmt, chosen, pad)))
+            reason = f"loops: {chosen}" + (f"; {in_place_verdict(stmt)}" if stmt.target in stmt.reads else "")
+            if pad > 1:
+                reason += f"; {decide_padding(stmt, pad, compatible(stmt).in_place).describe()}"
+            group.append((stmt, reason))
             if len(group) >= MAX_LOOP_STATEMENTS:
                 flush()
             continue
@@ -457,31 +437,20 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
 
 def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
     """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10), by
-    target, with why they stay loop nests (their unique entries only)."""
-    return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
-            if stmt.target in found and found[stmt.target].redundant_blocks
+    target, with why they stay loop nests (their unique entries only; for moments, 003 §2, how
+    many: those unique by the symmetries of dimensions and blocks, docs/structure.md)."""
+    return {stmt.target: f"structure: {f.describe()}" + (f"; the loops compute the {count(f.pairwise_unique)} entries "
+                                                         "these symmetries leave" if f.moments is not None else "")
+            for stmt in program.statements if (f := found.get(stmt.target)) is not None and f.redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
-
-
-def _computed(found) -> str:
-    """``found`` described, and for moments (003 §2) what the loops compute instead: the
-    entries unique by the symmetries of dimensions and blocks (docs/structure.md)."""
-    if found.moments is None:
-        return found.describe()
-    from ..analysis.structure import count
-    return f"{found.describe()}; the loops compute the {count(found.pairwise_unique)} entries these symmetries leave"
 
 
 def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:
     """The sums whose summand is zero on most of their points (003 Fig. 9; ``visits``:
     points visited and dense), by target, with why they stay loop nests."""
-    chosen = {}
-    for stmt in program.statements:
-        points = visits.get(stmt.target)
-        if points is not None and points[0] * SPARSE_GAIN <= points[1]:
-            chosen[stmt.target] = (f"structure: its loops visit {points[0]} of {points[1]} points, the summand's "
-                                   f"support (<= 1/SPARSE_GAIN {SPARSE_GAIN})")
-    return chosen
+    return {stmt.target: f"structure: its loops visit {points[0]} of {points[1]} points, the summand's support "
+                         f"(<= 1/SPARSE_GAIN {SPARSE_GAIN})" for stmt in program.statements
+            if (points := visits.get(stmt.target)) is not None and points[0] * SPARSE_GAIN <= points[1]}
 
 
 def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c: bool = False) -> LoopStep:
@@ -493,12 +462,3 @@ def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c
     slots = {buffers.slot_of[name] for s in (*fused.prologue, *fused.statements) for name in (s.target, *s.reads)}
     slots = {s for s in slots if not buffers.is_local(s)}
     return LoopStep(fused.statements, tuple(sorted(slots)), tuple(reasons), fused)
-
-
-def _loop_reason(stmt: ir.Statement, why: str, pad: int = 1) -> str:
-    reason = f"loops: {why}"
-    if stmt.target in stmt.reads:
-        reason += f"; {in_place_verdict(stmt)}"
-    if pad > 1:
-        reason += f"; {decide_padding(stmt, pad, compatible(stmt).in_place).describe()}"
-    return reason

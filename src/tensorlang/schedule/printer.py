@@ -41,13 +41,6 @@ def step_title(step: Step) -> str:
     raise TypeError(f"not a schedule step: {step!r}")
 
 
-def step_statements(step: Step) -> tuple[tuple[str, str], ...]:
-    """(statement text, reason) for each statement a step runs."""
-    if isinstance(step, LoopStep):
-        return tuple(zip(map(statement_to_text, step.statements), step.reasons))
-    return ((statement_to_text(statement_of(step)), step.reason),)
-
-
 def to_text(schedule: Schedule) -> str:
     plan = schedule.buffers
     pooled = plan.pooled
@@ -71,10 +64,8 @@ def to_text(schedule: Schedule) -> str:
                 else "a transposed copy, made once per call before the fused loop")
         lines.append(f"  v{slot:<3} {local.name:<{width}}  {_shape(local.storage):<12} local  ({what})")
     for shared in plan.shared:
-        if shared.in_result:
-            how = f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
-        else:
-            how = f"reuses {shared.owner}'s buffer from statement {shared.at + 1}"
+        how = (f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
+               if shared.in_result else f"reuses {shared.owner}'s buffer from statement {shared.at + 1}")
         figure = shared.figure.replace(" (result)", "")
         why = f"{figure}: 002 memory reuse by liveness"
         if shared.dying:
@@ -90,7 +81,8 @@ def to_text(schedule: Schedule) -> str:
             lines.append(f"       -- {step.fusion.describe()}")
             for stmt in step.fusion.prologue:
                 lines.append(f"       before the loop: {statement_to_text(stmt)}")
-        for text, reason in step_statements(step):
+        for text, reason in (zip(map(statement_to_text, step.statements), step.reasons) if isinstance(step, LoopStep)
+                             else ((statement_to_text(statement_of(step)), step.reason),)):
             lines.append(f"       {text}")
             lines.append(f"         -- {reason}")
         if isinstance(step, (GemmStep, ModeStep, EinsumStep)):
