@@ -2,9 +2,9 @@
 that share a kept pattern and read no column outside the strands folds across the whole
 block; an int sum whose terms the narrow analysis bounds by m is summed in 8 bits where the
 pattern has at most 127 / m offsets, in 16 bits where at most 32767 / m, else in 64.  The
-results are the interpreter's for every width: 0/1 terms (8 bits at r = 1.5 and 2.5, 16
-bits at r = 7: more than 127 neighbours), terms within ±100 (16 bits), terms of ±20000
-(64 bits), a mean and a max of reals, on a grid whose rows do not align with the blocks
+results are the interpreter's for every width: 0/1 terms (8 bits at r = 1.5 and 2.5; at r = 7,
+more than 127 neighbours, strand by strand: their 8-bit v0 gives way), terms within ±100 (16 bits),
+terms of ±20000 (64 bits), a mean and a max of reals, on a grid whose rows do not align with the blocks
 and whose last block is partial, at 1 and 2 threads."""
 
 from __future__ import annotations
@@ -123,3 +123,34 @@ def test_short_runs_fold_in_registers_up_to_lanes_strands(monkeypatch, width):
     ends = np.zeros((8, width), dtype=bool)
     ends[:, [0, -1]] = True
     assert np.array_equal(off, np.ones_like(ends) if width <= B.LANES + 2 else ends)
+
+
+COUNTS = """#version 1.0
+input real r = 7.0;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int one = 1;
+   int age = 0;
+   output int n = 0;
+   update {
+      if (age >= 1) { stabilize; }
+      n = sum { q.one | q in sphere(r) };
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..29, x in 0..29 ];
+"""
+
+
+def test_an_8bit_fold_gives_way_past_127_offsets(monkeypatch):
+    """A fold of 0/1 terms is kept in 8 bits (``tl_bk``'s v0) only while no kept pattern is longer than 127
+    (``tl_klong``): at r = 7 (up to 148 neighbours) the strands fold one by one, the interpreter's sums; without
+    that condition the 8-bit sums wrap."""
+    want = program(COUNTS).run({"r": 7.0}, backend="interp").outputs["n"]
+    assert want.max() > 127
+    for threads in (1, 2):
+        _, got, src = run_variant(COUNTS, {"r": 7.0}, monkeypatch, {}, threads)
+        assert "int8_t v0[TL_BK]" in src and "tl_klong[0] <= 127" in src and "int tl_lanes(" in src
+        assert np.array_equal(want, got.outputs["n"]), threads
+    _, bad, _ = run_variant(COUNTS, {"r": 7.0}, monkeypatch, {(C.Renderer, "_short"): lambda self, q: ""})
+    assert not np.array_equal(want, bad.outputs["n"])

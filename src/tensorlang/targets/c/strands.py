@@ -269,17 +269,19 @@ class Renderer:
             full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // (m or 1)}) " if bits else "", ty=f"int{bits}_t" if bits else _CTY[q.ty],
                                       init=init, v=v, fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
                     for bits, lim in ((8, 127), (16, 32767), (0, 0)) if not bits or m is not None and 0 < m <= lim // 8]
-            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full), lanes=B.LANES,
+            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, short=self._short(q), init=init, full=" else\n".join(full), lanes=B.LANES,
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
                                          afold=_FOLDS[q.op].format(t="a_", v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
 
     def _fold_cty(self, q) -> str:
-        """A blocked fold's C type: 32 bits for an int count or sum of values within ±1 (a kept
-        pattern has at most n - 1 < 2³¹ neighbours), where lanes then run twice as many strands."""
+        """A blocked fold's C type: 8 bits for an int count or sum of values within ±1 (exact where :meth:`_short` holds)."""
         m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
-        return "int32_t" if m is not None and m <= 1 else _CTY[q.ty]
+        return "int8_t" if m is not None and m <= 1 else _CTY[q.ty]
+
+    def _short(self, q) -> str:  # (no kept pattern longer than 127: else the block's strands fold one by one)
+        return f" && tl_klong[{self.kept[id(q)]}] <= 127" if self._fold_cty(q) == "int8_t" else ""
 
     def lanes(self) -> list[str]:
         """``tl_lanes``: the update of a block of strands as loops the C compiler can vectorize
@@ -299,15 +301,15 @@ class Renderer:
             self.plain = False
         if not ok:
             return []
-        kept = " || ".join(f"!tl_kpid[{self.kept[key]}]" for key in self.blocked)
+        kept = " || ".join(f"!(tl_kpid[{self.kept[id(q)]}] != 0{self._short(q)})" for q in S.nodes(update, S.Reduce) if id(q) in self.blocked)
         head = "        int64_t i = b_ + u_; (void)i; int go_ = "
         return (["TL_WIDE TL_OUTLINE int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
                  "int8_t *restrict status, const double *gr, const int64_t *gi, const tl_img *img, tl_bk *bk_) {",
-                 "    int64_t m_ = n - b_ < TL_BK ? n - b_ : TL_BK; int any_ = 0; int8_t go_a[TL_BK], r_a[TL_BK];",
+                 "    int64_t m_ = n - b_ < TL_BK ? n - b_ : TL_BK; int8_t any_ = 0, go_a[TL_BK], r_a[TL_BK];  /* (any_: in byte lanes) */",
                  f"    if ({kept}) return 0;  /* (then tl_bk_fill's folds are not all kept) */",
                  "    for (int64_t u_ = 0; u_ < m_; u_++) {", head + "status[i] == 0, r_ = 0;"]
                 + ["        " + ln for ln in first]
-                + ["        go_a[u_] = (int8_t)go_; r_a[u_] = (int8_t)r_; any_ |= go_;", "    }",
+                + ["        go_a[u_] = (int8_t)go_; r_a[u_] = (int8_t)r_; any_ |= (int8_t)go_;", "    }",
                    "    if (any_ && !bk_->filled) tl_bk_fill(bk_, n, gr, gi);",
                    "    for (int64_t u_ = 0; u_ < m_ && any_; u_++) {", head + "go_a[u_], r_ = r_a[u_];"]
                 + ["        " + ln for ln in rest]
@@ -327,7 +329,7 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    ty = _CTY[s.ty] if name in self.reset else self._fold_cty(s)
+                    ty = _CTY[s.ty] if name in self.reset or self._fold_cty(s) != "int8_t" else "int32_t"
                     out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
                 else:  # (a copy of a 32-bit local that nothing sets again is one too)
                     ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane32 \
@@ -527,7 +529,7 @@ _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) 
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
 #: a blocked site's folds: a run of more than ``lanes`` (B.LANES) strands in memory, a shorter one (a row's ends) in registers
-BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
+BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0{short};
     for (int64_t r_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK] : 0, r1_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK + 1] : 0; r_ < r1_; r_++) {{
         const tl_kseg *kr_ = tl_krn[{k}] + r_;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
         int64_t t_ = kr_->t, e_ = kr_->e, p_ = kr_->p;

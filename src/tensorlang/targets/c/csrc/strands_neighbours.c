@@ -130,7 +130,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
 #if TL_STILL
 /* No strand moves: the answers of the queries around pos kept from the first step, each strand's a pattern
    of offsets j - i (strands on a grid share a handful); a run whose strands keep dying stops keeping them */
-static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES], tl_klong[TL_SITES];
 /* each block of TL_BK strands' runs of one pattern (tl_kbs: the block's first run), kept with the
    patterns; full: the run's pattern read across the whole block stays within the strands */
 typedef struct { int32_t p; int16_t t, e; int8_t full; } tl_kseg;
@@ -330,8 +330,8 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
             rn[nrun].p = p; rn[nrun].t = (int16_t)t; rn[nrun].e = (int16_t)e; rn[nrun].full = (int8_t)full; nrun++;
         }
     }
-    bs[nblk] = nrun;
-    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
+    bs[nblk] = nrun; tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
+    for (int64_t p = tl_klong[k] = 0; p < npat; p++) tl_klong[k] = start[p + 1] - start[p] > tl_klong[k] ? start[p + 1] - start[p] : tl_klong[k];  /* the longest pattern */
 }
 /* at a super-step's start: the grid and the kept answers, found again where strands were born or died since */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads) {
