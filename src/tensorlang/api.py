@@ -166,10 +166,10 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
     resolved = resolve_dtype(dtype)
     try:
         dims = tuple(operator.index(n) for n in shape)
-        if any(n < 0 for n in dims):
-            raise TypeError
     except TypeError:
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}")
     if len(dims) > MAX_RANK:
         raise TensorLangError("too-large", f"shape has {len(dims)} dimensions; at most {MAX_RANK} (numpy's limit)")
     return _padded_empty(dims, check_pad(pad, resolved), resolved)

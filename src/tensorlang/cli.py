@@ -316,29 +316,33 @@ def _terminal() -> bool:
 
 def _interpreter_progress(args, kernel):
     """The note and progress bar of docs/cli.md, "Long interpreter runs"."""
-    stack = contextlib.ExitStack()
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
-        return stack
+        return contextlib.nullcontext()
     try:
         flops = program_cost(kernel.ein, kernel.dtype.itemsize).flops
     except TensorLangError:  # a program the interpreter runs but EIN cannot express
-        return stack
+        return contextlib.nullcontext()
     if flops < INTERP_LONG_FLOPS:
-        return stack
+        return contextlib.nullcontext()
     print(f"note: the reference interpreter evaluates this program's ~{flops:.2g} flops one operator at a "
           "time; --backend c compiles it (much faster)", file=sys.stderr)
     try:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     except ImportError:
-        return stack
+        return contextlib.nullcontext()
     from rich.console import Console
 
     from .semantics import progress
-    columns = (TextColumn("interpreter"), BarColumn(), MofNCompleteColumn(), TextColumn("statements"), TimeElapsedColumn())
-    shown = stack.enter_context(Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True))
-    task = shown.add_task("run", total=None)
-    stack.enter_context(progress.observing(lambda done, total: shown.update(task, completed=done, total=total)))
-    return stack
+
+    @contextlib.contextmanager
+    def bar():
+        columns = (TextColumn("interpreter"), BarColumn(), MofNCompleteColumn(), TextColumn("statements"),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True) as shown:
+            task = shown.add_task("run", total=None)
+            with progress.observing(lambda done, total: shown.update(task, completed=done, total=total)):
+                yield
+    return bar()
 
 
 #: Seconds of one timed span, on the wall clock and in CPU time (docs/cli.md, "Timings").
@@ -772,11 +776,13 @@ def _standard_streams() -> None:
         try:
             os.fstat(fd)
         except OSError:
-            with contextlib.suppress(OSError):  # no /dev/null: left closed
+            try:
                 null = os.open(os.devnull, os.O_RDWR)
-                if null != fd:
-                    os.dup2(null, fd)
-                    os.close(null)
+            except OSError:  # no /dev/null: left closed
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace") \
                 and hasattr(stream, "reconfigure"):

@@ -69,8 +69,10 @@ class TensorLangError(Exception):
         super().__init__(self.render())
 
     # The primary diagnostic's fields, as the API promises them.
-    code, message, rule, span = (property(lambda self, field=field: getattr(self.diagnostics[0], field))  # type: ignore[misc]
-                                 for field in ("code", "message", "rule", "span"))
+    code = property(lambda self: self.diagnostics[0].code)
+    message = property(lambda self: self.diagnostics[0].message)
+    rule = property(lambda self: self.diagnostics[0].rule)
+    span = property(lambda self: self.diagnostics[0].span)
     line = property(lambda self: self.span.line if self.span else None)
     col = property(lambda self: self.span.col if self.span else None)
     filename = property(lambda self: self.source.filename if self.source else None)

@@ -119,9 +119,11 @@ class SymbolicKernel(ProgramInterface):
         values = [0] * len(self.symbols)
         try:
             for name, _rank, dims in self._binders:
-                value = arrays[name] if name in arrays else None if out is None else out.get(name)
+                value = arrays.get(name)
                 if value is None:
-                    continue
+                    if out is None or name not in out:
+                        continue
+                    value = out[name]
                 shape = value.shape
                 for d, s in dims:
                     if values[s] == 0:
@@ -217,13 +219,15 @@ class SymbolicKernel(ProgramInterface):
     @guard
     def specialize(self, **sizes: int) -> Kernel:
         """The kernel for these values of the sizes (all of them), compiled on first use."""
-        for unknown in (s for s in sizes if s not in self.symbols):
-            raise error("input", f"the program has no size {unknown!r} (its sizes: {', '.join(self.symbols)})")
+        unknown = [s for s in sizes if s not in self.symbols]
+        if unknown:
+            raise error("input", f"the program has no size {unknown[0]!r} (its sizes: {', '.join(self.symbols)})")
         missing = [s for s in self.symbols if s not in sizes]
         if missing:
             raise error("input", f"specialize needs a value for every size; missing {', '.join(missing)}")
-        for name, value in ((n, v) for n, v in sizes.items() if not is_integer(v, 1)):
-            raise error("input", f"size {name!r} must be a positive integer, got {value!r}")
+        for name, value in sizes.items():
+            if not is_integer(value, 1):
+                raise error("input", f"size {name!r} must be a positive integer, got {value!r}")
         return self._specialization({s: int(sizes[s]) for s in self.symbols})
 
     def _specialization(self, binding: dict[str, int]) -> Kernel:
@@ -233,8 +237,9 @@ class SymbolicKernel(ProgramInterface):
             if kernel is not None:
                 self._kernels.move_to_end(key)
                 return kernel
-            for name, value in ((n, v) for n, v in binding.items() if v >= MAX_EXTENT):
-                raise error("too-large", f"size {name!r} = {value} is 2^62 or more").with_source(self.source)
+            for name, value in binding.items():
+                if value >= MAX_EXTENT:
+                    raise error("too-large", f"size {name!r} = {value} is 2^62 or more").with_source(self.source)
             kernel = self._compile(binding)
             self._kernels[key] = kernel
             if len(self._kernels) > MAX_SPECIALIZATIONS:

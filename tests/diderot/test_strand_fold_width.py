@@ -1,7 +1,8 @@
 """The blocked folds' widths (``tl_bk_fill``, targets/c/strands.py): a block's run of strands
 that share a kept pattern and read no column outside the strands folds across the whole
 block; an int sum whose terms the narrow analysis bounds by m is summed in 8 bits where the
-pattern has at most 127 / m offsets, in 16 bits where at most 32767 / m, else in 64.  The
+pattern has at most 127 / m offsets, in 16 bits where at most 32767 / m, else in 64; a count or a
+sum of terms within ±1 always in 8 bits (``tl_bk``'s v0), where no kept pattern is longer than 127.  The
 results are the interpreter's for every width: 0/1 terms (8 bits at r = 1.5 and 2.5; at r = 7,
 more than 127 neighbours, strand by strand: their 8-bit v0 gives way), terms within ±100 (16 bits),
 terms of ±20000 (64 bits), a mean and a max of reals, on a grid whose rows do not align with the blocks
@@ -64,11 +65,12 @@ def test_bounded_int_sums_get_narrow_accumulators():
     ir, why = strand_plan(program(WIDTHS).checked)
     assert why is None
     fill = C.render(ir).split("int tl_bk_fill(", 1)[1].split("\n}\n", 1)[0]
-    # 0/1 terms: 8 bits up to 127 offsets, 16 up to 4095; terms within ±100: 16 bits up to 327
-    # offsets (8 bits would hold one); ±20000: no narrow sum; the real folds: none either
-    assert re.findall(r"if \(len_ <= (\d+)\)", fill) == ["127", "32767", "327"]
-    assert fill.count("int8_t a_[TL_BK]") == 1 and fill.count("int16_t a_[TL_BK]") == 2
-    assert fill.count("double a_[TL_BK]") == 2 and fill.count("int64_t a_[TL_BK]") == 3
+    # 0/1 terms: 8 bits, always (a kept pattern past 127 offsets folds strand by strand); terms
+    # within ±100: 16 bits up to 327 offsets (8 bits would hold one); ±20000: no narrow sum; the
+    # real folds: none either
+    assert re.findall(r"if \(len_ <= (\d+)\)", fill) == ["327"]
+    assert fill.count("int8_t a_[TL_BK]") == 1 and fill.count("int16_t a_[TL_BK]") == 1
+    assert fill.count("double a_[TL_BK]") == 2 and fill.count("int64_t a_[TL_BK]") == 2
 
 
 @pytest.mark.parametrize("r,gens", [(1.5, 2), (2.5, 0), (2.5, 3), (7.0, 1)])
@@ -144,7 +146,7 @@ initially [ cell(x, y) | y in 0..29, x in 0..29 ];
 
 def test_an_8bit_fold_gives_way_past_127_offsets(monkeypatch):
     """A fold of 0/1 terms is kept in 8 bits (``tl_bk``'s v0) only while no kept pattern is longer than 127
-    (``tl_klong``): at r = 7 (up to 148 neighbours) the strands fold one by one, the interpreter's sums; without
+    (``tl_klong``): at r = 7 (up to 144 neighbours) the strands fold one by one, the interpreter's sums; without
     that condition the 8-bit sums wrap."""
     want = program(COUNTS).run({"r": 7.0}, backend="interp").outputs["n"]
     assert want.max() > 127

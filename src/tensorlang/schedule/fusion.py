@@ -222,8 +222,10 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
                 rows, cols = shapes[old.name]
                 copies[new.name] = Local(new.name, (cols, rows), per_iteration=False)
                 prologue[new.name] = ir.Statement(new.name, (("p", cols), ("q", rows)), ir.Tensor(old.name, ("q", "p")))
-        statements.append(ir.Statement(stmt.target, stmt.index, ir.bottom_up(
-            stmt.body, lambda e: swap.get(e, e) if isinstance(e, ir.Tensor) else e)) if swap else stmt)  # noqa: B023 (called at once)
+        if swap:
+            stmt = ir.Statement(stmt.target, stmt.index, ir.bottom_up(
+                stmt.body, lambda e: swap.get(e, e) if isinstance(e, ir.Tensor) else e))  # noqa: B023 (called at once)
+        statements.append(stmt)
     # bytes: a batched buffer (first index the batch in every access) moves one slice an
     # iteration; anything else is read whole
     touched: dict[str, bool] = {}

@@ -295,7 +295,9 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
         clashing = [g for g in groups if _clashes(g, buffers)]
         if not clashing:
             return buffers, groups
-        groups, full = groups if full else tuple(g for g in groups if g not in clashing), False
+        if not full:
+            groups = tuple(g for g in groups if g not in clashing)
+        full = False
 
 
 def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool, local_pad: int,

@@ -270,7 +270,7 @@ class Checker:
         self.expect(ty, value, s.value, f"assignment to {s.name}")
 
     def s_If(self, s: A.If, scope: _Scope) -> None:
-        self.integer(s.test, scope, "a condition must be bool, not {}", BOOL)
+        self.expect_bool(s.test, scope)
         self.stmt(s.then, _Scope(scope, "local"))
         if s.other is not None:
             self.stmt(s.other, _Scope(scope, "local"))
@@ -300,11 +300,15 @@ class Checker:
         return STRING if isinstance(e, A.Str) else BOOL if isinstance(e, A.Bool) else INT if e.is_int else REAL
     e_Str = e_Bool = e_Num
 
-    def integer(self, e, scope: _Scope, message: str = "an index is an integer", want: Ty = INT) -> None:
-        """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end), or ``want`` BOOL: a bool."""
+    def integer(self, e, scope: _Scope, message: str = "an index is an integer") -> None:
+        """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end)."""
+        if self.expr(e, scope) != INT:
+            self.fail("shape", message, e)
+
+    def expect_bool(self, e, scope: _Scope) -> None:
         t = self.expr(e, scope)
-        if t != want:
-            self.fail("shape", message.format(t), e, *(t,) * (want == BOOL))
+        if t != BOOL:
+            self.fail("shape", f"a condition must be bool, not {t}", e, t)
 
     def e_Var(self, e: A.Var, scope: _Scope) -> Ty:
         ty, kind = scope.lookup(e.name)
@@ -338,7 +342,7 @@ class Checker:
         return t
 
     def e_Cond(self, e: A.Cond, scope: _Scope) -> Ty:
-        self.integer(e.test, scope, "a condition must be bool, not {}", BOOL)
+        self.expect_bool(e.test, scope)
         a, b = self.expr(e.then, scope), self.expr(e.other, scope)
         if a == b:
             return a

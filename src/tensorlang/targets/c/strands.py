@@ -266,9 +266,13 @@ class Renderer:
             # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
             # the pattern's length keeps every partial sum within them (then widened once)
             m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
-            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // (m or 1)}) " if bits else "", ty=f"int{bits}_t" if bits else _CTY[q.ty],
-                                      init=init, v=v, fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
-                    for bits, lim in ((8, 127), (16, 32767), (0, 0)) if not bits or m is not None and 0 < m <= lim // 8]
+            fold = _FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])
+            if self._fold_cty(q) == "int8_t":  # no kept pattern longer than 127 (_short): 8 bits hold every partial sum
+                full = [BLOCK_FULL.format(cond="", ty="int8_t", init=init, v=v, fold=fold)]
+            else:
+                full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) ", ty=f"int{bits}_t", init=init, v=v, fold=fold)
+                        for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
+                full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v, fold=fold))
             out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, short=self._short(q), init=init, full=" else\n".join(full), lanes=B.LANES,
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),

@@ -3,6 +3,7 @@
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
 /* the positions the step reads: the snapshot's, or the state's own where no strand moves (TL_STILL) */
 static const double *tl_RP;
+/* declares p, strand j's position (two statements: only where a block's braces hold it) */
 #define TL_POS(p, n, j) double p[3] = {0, 0, 0}; for (int a_ = 0; a_ < TL_D; a_++) p[a_] = tl_RP[tl_posrow[a_] * (n) + (j)]
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
