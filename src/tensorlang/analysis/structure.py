@@ -83,10 +83,6 @@ def permutations(groups: tuple[tuple[int, ...], ...], rank: int) -> list[tuple[i
     return found or [tuple(range(rank))]
 
 
-def _locals(rank: int, tag: str) -> tuple[str, ...]:
-    return tuple(f"{tag}l{t}" for t in range(rank))
-
-
 def _over_blocks(blocks: DimBlocks, p: str, tag: str, plain: str,
                  grouped: Callable[[Block, tuple[str, ...]], list[list[str]]]) -> str:
     """isl text: a disjunction over ``blocks``: for a block without groups, 1-based p in it
@@ -97,7 +93,7 @@ def _over_blocks(blocks: DimBlocks, p: str, tag: str, plain: str,
         if not b.groups:
             pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size}{plain})")
             continue
-        names = _locals(len(b.shape), f"{tag}{n}")
+        names = tuple(f"{tag}{n}l{t}" for t in range(len(b.shape)))
         bounds = [f"0 <= {v} < {e}" for v, e in zip(names, b.shape)]
         pieces += [f"(exists ({', '.join(names)} : {' and '.join(bounds + conditions)}))"
                    for conditions in grouped(b, names)]
@@ -299,17 +295,11 @@ class TensorStructure:
                                  f"(more than {MAX_MOMENT_PIECES}); representatives() gives it as an array")
             text = " or ".join(self.moments.equivalence_text(p, q))
             return isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {box_text} and ({text}) }}").coalesce()
-        result = None
-        for perm in set(permutations(self.groups, rank)):
-            parts = [box_text]
-            for d in range(rank):
-                blocks = self.dim_blocks(d)
-                target = q[perm[d]]
-                parts.append(_block_relation(blocks, p[d], target, f"d{d}") if blocks else f"{target} = {p[d]}")
-            piece = isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {' and '.join(parts)} }}")
-            result = piece if result is None else result.union(piece)
-        assert result is not None
-        return result.coalesce()
+        parts = ([box_text] + [_block_relation(blocks, p[d], q[perm[d]], f"d{d}") if (blocks := self.dim_blocks(d))
+                               else f"{q[perm[d]]} = {p[d]}" for d in range(rank)]
+                 for perm in set(permutations(self.groups, rank)))
+        pieces = (isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {' and '.join(part)} }}") for part in parts)
+        return functools.reduce(lambda a, b: a.union(b), pieces).coalesce()
 
     def redundancy(self) -> isl.Map:
         """003's redundancy map T_R: every supported position outside the unique set to
@@ -428,11 +418,8 @@ def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> 
         return TensorStructure(name, shape, full, (tuple(range(len(shape))),))
     names = position_names(len(shape))
     rename = {v: p for v, p in zip(names, _positions(len(shape)))}
-    pieces = []
-    for conjunction in structure.unique:
-        text = " and ".join(f"{_index_text(c.left, rename)} {'=' if c.op == '=' else c.op} "
-                            f"{_index_text(c.right, rename)}" for c in conjunction)
-        pieces.append(f"({text or 'true'})")
+    pieces = ["(" + (" and ".join(f"{_index_text(c.left, rename)} {c.op} {_index_text(c.right, rename)}"
+                                  for c in conjunction) or "true") + ")" for conjunction in structure.unique]
     if not pieces:
         return TensorStructure(name, shape, full.subtract(full))
     unique = isl.Set(f"{{ [{', '.join(_positions(len(shape)))}] : {' or '.join(pieces)} }}")
@@ -919,10 +906,9 @@ def representatives(found: TensorStructure) -> np.ndarray:
     if found.moments is not None:  # the first position (row-major) of each moment
         _, first, inverse = np.unique(found.moments.keys(shape), axis=0, return_index=True, return_inverse=True)
         return np.asarray(first[inverse.reshape(-1)], dtype=np.int64)
-    grids = [np.arange(n) for n in shape]
     per_dim = []
     for d in range(rank):
-        rep = grids[d].copy()
+        rep = np.arange(shape[d])
         blocks = found.dim_blocks(d)
         for b in blocks or ():
             if not b.groups:

@@ -13,13 +13,10 @@ from .structure import TensorStructure, infer, representatives, support_mask
 
 def _grid(s: TensorStructure) -> np.ndarray:
     """0 zero, 1 copy, 2 unique, over the tensor's positions (0-based)."""
-    shape = s.shape
-    grid = np.zeros(shape, dtype=np.int8)
-    for point in s.support_points():
-        grid[tuple(p - 1 for p in point)] = 1
-    unique = TensorStructure(s.name, shape, s.unique)
-    for point in unique.support_points():
-        grid[tuple(p - 1 for p in point)] = 2
+    grid = np.zeros(s.shape, dtype=np.int8)
+    for support, value in ((s.support, 1), (s.unique, 2)):
+        for point in TensorStructure(s.name, s.shape, support).support_points():
+            grid[tuple(p - 1 for p in point)] = value
     return grid
 
 
@@ -30,10 +27,7 @@ def _panel(grid: np.ndarray) -> np.ndarray:
         return grid
     if grid.ndim == 3:
         gap = np.full((grid.shape[1], 1), -1, dtype=np.int8)
-        pieces = []
-        for k in range(grid.shape[0]):
-            pieces += [grid[k], gap]
-        return np.concatenate(pieces[:-1], axis=1)
+        return np.concatenate([piece for k in grid for piece in (k, gap)][:-1], axis=1)
     return grid[(slice(None), slice(None)) + (0,) * (grid.ndim - 2)]
 
 

@@ -18,12 +18,8 @@ MAX_LISTED = 24
 def structure_view(program: ir.Program, isl: bool = False) -> list[str]:
     """``structure_lines`` with, under each tensor, the monomials and (``isl``) the isl sets."""
     found = {n: s for n, s in infer(program).items() if s.shape}
-    summary = structure_lines(program)
-    lines: list[str] = []
-    for line, s in zip(summary, found.values()):
-        lines.append(line)
-        lines += [f"      {detail}" for detail in details(s, isl)]
-    return lines
+    return [text for line, s in zip(structure_lines(program), found.values())
+            for text in (line, *(f"      {detail}" for detail in details(s, isl)))]
 
 
 def details(s: TensorStructure, isl: bool = False) -> list[str]:
@@ -49,11 +45,9 @@ def block_monomials(block: Block) -> list[str]:
     """The monomials a block's distinct positions hold, in the order of the positions."""
     assert block.monomial is not None
     tensor, dim, others = block.monomial
-    terms = []
-    for local in itertools.product(*(range(n) for n in block.shape)):
-        if all(list(local[t] for t in g) == sorted(local[t] for t in g) for g in block.groups):
-            terms.append("*".join(_factor(tensor, dim, others, a) for a in local))
-    return terms
+    return ["*".join(_factor(tensor, dim, others, a) for a in local)
+            for local in itertools.product(*(range(n) for n in block.shape))
+            if all(list(local[t] for t in g) == sorted(local[t] for t in g) for g in block.groups)]
 
 
 def moment_lines(m: Moments, s: TensorStructure) -> list[str]:

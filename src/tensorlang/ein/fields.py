@@ -141,29 +141,18 @@ def to_text(e: Any) -> str:
     def idx(ids) -> str:
         return "[" + ",".join(index_text(i) for i in ids) + "]" if ids else ""
 
+    texts: dict[type, Any] = {
+        Conv: lambda e: f"({e.image}{idx(e.comps)} ⊛ {e.kernel}{'^' + idx(e.derivs) if e.derivs else ''})",
+        Diff: lambda e: f"∂/∂x[{index_text(e.index)}]({go(e.body)})", Probe: lambda e: f"({go(e.body)})@{e.at}",
+        ir.Tensor: lambda e: e.name + idx(e.indices), ir.Const: lambda e: repr(float(e.value)),
+        ir.Delta: lambda e: f"δ{idx((e.first, e.second))}", ir.Epsilon: lambda e: f"ε{idx(e.indices)}",
+        ir.Neg: lambda e: f"-{go(e.arg)}", ir.Apply: lambda e: f"{e.fn}({go(e.arg)})",
+        ir.BinOp: lambda e: f"({go(e.left)} {e.op} {go(e.right)})",
+        ir.Sum: lambda e: f"Σ[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"}
+
     def go(e: Any) -> str:
-        if isinstance(e, Conv):
-            return f"({e.image}{idx(e.comps)} ⊛ {e.kernel}{'^' + idx(e.derivs) if e.derivs else ''})"
-        if isinstance(e, Diff):
-            return f"∂/∂x[{index_text(e.index)}]({go(e.body)})"
-        if isinstance(e, Probe):
-            return f"({go(e.body)})@{e.at}"
-        if isinstance(e, ir.Tensor):
-            return e.name + idx(e.indices)
-        if isinstance(e, ir.Const):
-            return repr(float(e.value))
-        if isinstance(e, ir.Delta):
-            return f"δ{idx((e.first, e.second))}"
-        if isinstance(e, ir.Epsilon):
-            return f"ε{idx(e.indices)}"
-        if isinstance(e, ir.Neg):
-            return f"-{go(e.arg)}"
-        if isinstance(e, ir.Apply):
-            return f"{e.fn}({go(e.arg)})"
-        if isinstance(e, ir.BinOp):
-            return f"({go(e.left)} {e.op} {go(e.right)})"
-        if isinstance(e, ir.Sum):
-            return f"Σ[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
-        raise TypeError(f"not a field expression: {e!r}")
+        if type(e) not in texts:
+            raise TypeError(f"not a field expression: {e!r}")
+        return texts[type(e)](e)
 
     return go(e)

@@ -20,7 +20,7 @@ from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS, UFUNC_OPERATORS, ufunc_meaning
 from . import run
-from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, load, real_array
+from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
 from ..sampling.kernels import Kernel, kernel as find_kernel
 
 #: the continuity of a lifted tensor (a constant field is smooth)
@@ -161,10 +161,7 @@ class Field:
 def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = None) -> Field:
     """The field V ⊛ h of image ``img`` (an :class:`Image`, an array or a path) with
     ``kernel``; ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
-    if isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
-        img = load(img, dim, world)
-    else:
-        img = make_image(img, dim, world)
+    img = make_image(img, dim, world)  # (a path: read as load reads it)
     kern = find_kernel(kernel)
     out = tuple(_fresh() for _ in img.voxel_shape)
     body = Conv(img.name, kern.name, out)
@@ -214,11 +211,8 @@ def _fresh_out(f: Field) -> tuple[ir.Expr, tuple[str, ...]]:
 
 def _make(parts: tuple[Field, ...], body: ir.Expr, out: tuple[str, ...], shape: tuple[int, ...],
           continuity: int | None = None) -> Field:
-    images: dict[str, Image] = {}
-    constants: dict[str, np.ndarray] = {}
-    for p in parts:
-        images.update(p.images)
-        constants.update(p.constants)
+    images = {name: img for p in parts for name, img in p.images.items()}
+    constants = {name: array for p in parts for name, array in p.constants.items()}
     k = min(p.continuity for p in parts) if continuity is None else continuity
     depth = max(p.depth for p in parts) + 4  # an operator adds at most 4 levels (Σ, *, ∂, a selector)
     if depth > MAX_DEPTH:

@@ -92,9 +92,7 @@ def scratch_bytes(n: int, dim: int, packed: int) -> int:
     """The bytes of the block order's buffers as C's tl_probe lays them out for ``n``
     points: sorted coordinates, 4-byte keys and ``packed`` doubles a point, each on whole
     64-byte lines (64 more for the first's alignment)."""
-    def lines(nbytes: int) -> int:
-        return -(-nbytes // 64) * 64
-    return lines(n * 8 * dim) + lines(n * 4) + lines(n * 8 * packed) + 64
+    return sum(-(-nbytes // 64) * 64 for nbytes in (n * 8 * dim, n * 4, n * 8 * packed)) + 64
 
 
 def packed_doubles(dim: int, ncomp: int, order: int) -> int:

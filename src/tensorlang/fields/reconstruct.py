@@ -19,31 +19,29 @@ from ..sampling.kernels import KERNELS, Kernel, at_integer
 BLOCK = 1 << 14
 
 
+def _axis(img: Image, points: np.ndarray, a: int) -> np.ndarray:
+    """Index-space coordinate ``a`` of world ``points``, column by column (no BLAS call for
+    a 3x3 map; (N, dim) temporaries and all(axis=-1) in :func:`inside` cost 17x this)."""
+    m, d = img.to_index, img.dim
+    column = np.full(points.shape[0], m[a, d])
+    with np.errstate(all="ignore"):
+        for b in range(d):
+            if m[a, b] != 0:
+                column += m[a, b] * points[:, b]
+    return column
+
+
 def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
     """The index-space positions of world ``points`` (shape (N, dim))."""
-    m, d = img.to_index, img.dim
-    out = np.empty(points.shape)
-    with np.errstate(all="ignore"):  # column by column: no BLAS call for a 3x3 map
-        for a in range(d):
-            column = np.full(points.shape[0], m[a, d])
-            for b in range(d):
-                if m[a, b] != 0:
-                    column += m[a, b] * points[:, b]
-            out[:, a] = column
-    return out
+    return np.stack([_axis(img, points, a) for a in range(img.dim)], axis=1)
 
 
 def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
     """Which points have the kernel's whole support inside the image (Diderot's inside)."""
-    m, d = img.to_index, img.dim
     ok = np.ones(points.shape[0], dtype=bool)
-    with np.errstate(all="ignore"):  # axis by axis: (N, dim) temporaries and all(axis=-1) cost 17x this
-        for a in range(d):
-            n = np.full(points.shape[0], m[a, d])
-            for b in range(d):
-                if m[a, b] != 0:
-                    n += m[a, b] * points[:, b]
-            np.floor(n, out=n)  # support n+1-radius .. n+radius; NaN and ±inf fail both tests
+    with np.errstate(all="ignore"):
+        for a in range(img.dim):
+            n = np.floor(_axis(img, points, a))  # support n+1-radius .. n+radius; NaN and ±inf fail both tests
             ok &= (n >= kern.radius - 1) & (n <= img.sizes[a] - 1 - kern.radius)
     return ok
 

@@ -268,11 +268,8 @@ def _compiled(f: Field, plan: Plan):
     if not USE_C:
         return None
     if "kernel" not in f._cache:
-        kernel = None
-        if cprobe.available():
-            try:
-                kernel = cprobe.compiled(plan.program)
-            except TensorLangError:
-                kernel = None
-        f._cache["kernel"] = kernel
+        try:
+            f._cache["kernel"] = cprobe.compiled(plan.program) if cprobe.available() else None
+        except TensorLangError:
+            f._cache["kernel"] = None
     return f._cache["kernel"]

@@ -54,11 +54,6 @@ def _around(body: tuple[Node, ...], spec) -> tuple[Node, ...]:
     return body
 
 
-def _spec(chain: list[Loop]) -> list[tuple[str, int, int | str]]:
-    """The (variable, extent, start) of each of ``chain``'s loops."""
-    return [(loop_.var, loop_.extent, loop_.start) for loop_ in chain]
-
-
 def _chain(body: tuple[Node, ...], variables: list[str]) -> list[Loop] | None:
     """The loops over ``variables`` (outermost first) that ``body`` starts with, else None."""
     loops_: list[Loop] = []
@@ -218,9 +213,7 @@ def _map_index(i, mapping: Mapping[str, object]):
     """A loop-IR index with loop variables replaced: ``mapping`` gives a variable a
     0-based position (int), another variable (str) or (variable, offset)."""
     if isinstance(i, str):
-        target = mapping.get(i, i)
-        if isinstance(target, Affine):  # 1-based over 1-based variables, as the loop IR's affine indices
-            return target
+        target = mapping.get(i, i)  # (an Affine: 1-based over 1-based variables, as the loop IR's indices)
         if isinstance(target, tuple):  # p_i = p_var + offset, in 1-based positions as in 0-based
             var, offset = target
             return affine([(var, 1)], offset) if offset else var
@@ -504,7 +497,7 @@ def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot:
     if any(loop_.var in {v for v, _, _ in inner} for loop_ in chain):
         return None
     update = _around((Store(slot, here, BinOp("+", Load(slot, here), node.value)),), inner)
-    return _around((Store(slot, here, Const(0.0)),), inner) + _around(update, _spec(chain))
+    return _around((Store(slot, here, Const(0.0)),), inner) + _around(update, [(c.var, c.extent, c.start) for c in chain])
 
 
 # ------------------------------------------------------------------ packed unique sets
@@ -698,25 +691,17 @@ def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[in
             else:
                 src.append(names[t])
                 dst.append(names[t])
-        node: tuple[Node, ...] = (Store(packed, tuple(dst), Load(source, tuple(src))),)
-        for t in reversed(packed_dims):
-            node = (Loop(names[t], run_of[t].length, node),)
-        inner.extend(node)
+        inner.extend(_around((Store(packed, tuple(dst), Load(source, tuple(src))),),
+                             [(names[t], run_of[t].length, 0) for t in packed_dims]))
     # the padding: along each packed dimension, the positions past the unique ones
     for t in packed_dims:
         used = sum(r.length for r in dim_runs[along[t]])
         if used == packed_shape[t]:
             continue
         index = tuple(_affine0([(names[u], 1)], used) if u == t else names[u] for u in range(len(shape)))
-        node = (Store(packed, index, Const(0.0)),)
-        for u in reversed(packed_dims):
-            node = (Loop(names[u], packed_shape[u] - used if u == t else packed_shape[u], node),)
-        inner.extend(node)
-    body: tuple[Node, ...] = tuple(inner)
-    for t in reversed(range(len(shape))):
-        if t not in along:
-            body = (Loop(names[t], shape[t], body),)
-    return list(body)
+        inner.extend(_around((Store(packed, index, Const(0.0)),),
+                             [(names[u], packed_shape[u] - used if u == t else packed_shape[u], 0) for u in packed_dims]))
+    return list(_around(tuple(inner), [(names[t], shape[t], 0) for t in range(len(shape)) if t not in along]))
 
 
 def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[int],
@@ -802,13 +787,11 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], tr
     """The block loops of :func:`_tiles` over ``names`` (y block, x block, y in block, x
     in block), ``blocks`` blocks each way, summand ``value``, target index ``out_index``."""
     yb, xb, yu, xu = names
-    block = (yu, xu)
-    update: tuple[Node, ...] = (Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),)
-    update = (Loop(yu, TILE, (Loop(xu, TILE, update),)),)
-    update = _around(update, _spec(chain))
-    zero: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(acc_slot, block, Const(0.0)),)),)),)
-    out: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(slot, out_index, Load(acc_slot, block)),)),)),)
-    tile: tuple[Node, ...] = (Declare(acc_slot, (TILE, TILE)), *zero, *update, *out)
+    block, spec = (yu, xu), [(yu, TILE, 0), (xu, TILE, 0)]
+    update = _around(_around((Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),), spec),
+                     [(c.var, c.extent, c.start) for c in chain])
+    tile = (Declare(acc_slot, (TILE, TILE)), *_around((Store(acc_slot, block, Const(0.0)),), spec), *update,
+            *_around((Store(slot, out_index, Load(acc_slot, block)),), spec))
     return Loop(yb, blocks[0], (Loop(xb, blocks[1], tile, start=yb if triangular else 0),))
 
 
@@ -1047,8 +1030,6 @@ def _without_copy(body: tuple[Node, ...], pc: PackedCopy) -> tuple[Node, ...]:
                     if reads_copy else node)
     if used < pc.shape[pc.along]:
         names = [f"pk{t}" for t in range(len(pc.shape))]
-        zero: tuple[Node, ...] = (Store(pc.source, tuple(names), Const(0.0)),)
-        for t in reversed(range(len(pc.shape))):
-            zero = (Loop(names[t], pc.shape[t], zero, start=used if t == pc.along else 0),)
-        kept = list(zero) + kept
+        kept = list(_around((Store(pc.source, tuple(names), Const(0.0)),),
+                            [(names[t], pc.shape[t], used if t == pc.along else 0) for t in range(len(pc.shape))])) + kept
     return tuple(kept)

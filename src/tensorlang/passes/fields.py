@@ -30,29 +30,15 @@ def _is(e: Expr, value: float) -> bool:
 
 
 def add(a: Expr, b: Expr) -> Expr:
-    if _is(a, 0.0):
-        return b
-    if _is(b, 0.0):
-        return a
-    return ir.BinOp("+", a, b)
+    return b if _is(a, 0.0) else a if _is(b, 0.0) else ir.BinOp("+", a, b)
 
 
 def sub(a: Expr, b: Expr) -> Expr:
-    if _is(b, 0.0):
-        return a
-    if _is(a, 0.0):
-        return neg(b)
-    return ir.BinOp("-", a, b)
+    return a if _is(b, 0.0) else neg(b) if _is(a, 0.0) else ir.BinOp("-", a, b)
 
 
 def mul(a: Expr, b: Expr) -> Expr:
-    if _is(a, 0.0) or _is(b, 0.0):
-        return ZERO
-    if _is(a, 1.0):
-        return b
-    if _is(b, 1.0):
-        return a
-    return ir.BinOp("*", a, b)
+    return ZERO if _is(a, 0.0) or _is(b, 0.0) else b if _is(a, 1.0) else a if _is(b, 1.0) else ir.BinOp("*", a, b)
 
 
 def div(a: Expr, b: Expr) -> Expr:
@@ -73,18 +59,6 @@ def _table(*entries: tuple[type, str, str, RuleFn]) -> dict[type, tuple[Rule, Ru
     return {kind: (Rule(name, "004 §5.3", summary, (kind,)), fn) for kind, name, summary, fn in entries}
 
 
-def _d_conv(e: Conv, v, d) -> Expr:
-    return Conv(e.image, e.kernel, e.comps, e.derivs + (v,))
-
-
-def _d_constant(e, v, d) -> Expr:
-    return ZERO
-
-
-def _d_neg(e: ir.Neg, v, d) -> Expr:
-    return neg(d(v, e.arg))
-
-
 def _d_binop(e: ir.BinOp, v, d) -> Expr:
     a, b = e.left, e.right
     if e.op in "+-":
@@ -96,11 +70,6 @@ def _d_binop(e: ir.BinOp, v, d) -> Expr:
     if _is(db, 0.0):
         return div(da, b)
     return div(sub(mul(da, b), mul(a, db)), mul(b, b))
-
-
-def _d_sum(e: ir.Sum, v, d) -> Expr:
-    body = d(v, e.body)
-    return ZERO if _is(body, 0.0) else ir.Sum(e.index, body)
 
 
 #: The chain rule per function: f'(a) as an expression of a.
@@ -124,25 +93,27 @@ def _d_apply(e: ir.Apply, v, d) -> Expr:
     return mul(CHAIN[e.fn](e.arg), inner)
 
 
+def _d_constant(e, v, d) -> Expr:
+    return ZERO
+
+
 DIFF_RULES = _table(
-    (Conv, "derivative-onto-kernel", "∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ", _d_conv),
+    (Conv, "derivative-onto-kernel", "∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ",
+     lambda e, v, d: Conv(e.image, e.kernel, e.comps, e.derivs + (v,))),
     (ir.Const, "derivative-of-constant", "∂ of a lifted tensor is 0", _d_constant),
     (ir.Tensor, "derivative-of-lifted-tensor", "∂ lift(T) ⇒ 0", _d_constant),
     (ir.Delta, "derivative-of-delta", "∂ δ ⇒ 0", _d_constant),
     (ir.Epsilon, "derivative-of-epsilon", "∂ ε ⇒ 0", _d_constant),
-    (ir.Neg, "derivative-through-neg", "∂(−e) ⇒ −∂e", _d_neg),
+    (ir.Neg, "derivative-through-neg", "∂(−e) ⇒ −∂e", lambda e, v, d: neg(d(v, e.arg))),
     (ir.BinOp, "sum-product-quotient-rule",
      "∂(a±b) ⇒ ∂a±∂b, ∂(ab) ⇒ ∂a·b + a·∂b, ∂(a/b) ⇒ (∂a·b − a·∂b)/b²", _d_binop),
     (ir.Apply, "chain-rule", "∂f(e) ⇒ f'(e)·∂e (exp, sqrt, log, sin, cos, tanh, abs)", _d_apply),
-    (ir.Sum, "derivative-through-sum", "∂ Σ e ⇒ Σ ∂e", _d_sum),
+    (ir.Sum, "derivative-through-sum", "∂ Σ e ⇒ Σ ∂e",
+     lambda e, v, d: ZERO if _is(body := d(v, e.body), 0.0) else ir.Sum(e.index, body)),
 )
 
 
 # ------------------------------------------------------------------ probes down
-def _p_conv(e: Conv, x, p) -> Expr:
-    return Probe(e, x)
-
-
 def _p_lifted(e, x, p) -> Expr:
     return e
 
@@ -152,7 +123,7 @@ def _p_through(e, x, p) -> Expr:
 
 
 PROBE_RULES = _table(
-    (Conv, "probe-convolution", "(V ⊛ H)@x stays: a leaf of the normal form", _p_conv),
+    (Conv, "probe-convolution", "(V ⊛ H)@x stays: a leaf of the normal form", lambda e, x, p: Probe(e, x)),
     (ir.Const, "probe-of-lifted", "lift(T)@x ⇒ T", _p_lifted),
     (ir.Tensor, "probe-of-lifted-tensor", "lift(T)@x ⇒ T", _p_lifted),
     (ir.Delta, "probe-of-delta", "δ@x ⇒ δ", _p_lifted),

@@ -50,12 +50,6 @@ class Kernel:
             out = np.where(x < 0, -out, out)
         return out
 
-    def weights(self, frac: np.ndarray, order: int) -> np.ndarray:
-        """The weights h⁽ᵒʳᵈᵉʳ⁾(f - i) of the taps i = 1-s .. s for fractional positions
-        ``frac`` in [0, 1): shape ``frac.shape + (support,)`` (004 §2.2's sum)."""
-        taps = np.arange(1 - self.radius, self.radius + 1, dtype=np.float64)
-        return self(frac[..., None] - taps, order)
-
 
 @lru_cache(maxsize=None)
 def tap_segments(kern: Kernel, order: int, digits: int | None = None) -> np.ndarray:

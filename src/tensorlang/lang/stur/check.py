@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -14,7 +14,8 @@ from ...semantics.sizes import Sym
 from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
 from . import ast
 from .ast import Rule as _Rule
-from .linear import INF, Constraint, comparisons, constraint, propagate, reciprocal, text
+from .linear import INF, Constraint, Lin, comparisons, constraint, propagate, reciprocal, rename, text
+from .printer import product_text
 
 #: The value symbols stand for while a program without values is checked: boundedness
 #: does not depend on it.
@@ -144,13 +145,10 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     if diagnostics:
         raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
 
-    for name in program.outputs:
-        if name not in heads:
-            span = dict(program.spans).get(name)
-            diagnostics.append(Diagnostic("undeclared", f"output {name!r} is computed by no rule", span, "stur-rule"))
-    for name, _variables in program.iters:
-        if name not in heads:
-            diagnostics.append(Diagnostic("undeclared", f"iters: {name!r} is computed by no rule", None, "stur-rule"))
+    diagnostics += [Diagnostic("undeclared", f"output {name!r} is computed by no rule", dict(program.spans).get(name),
+                               "stur-rule") for name in program.outputs if name not in heads]
+    diagnostics += [Diagnostic("undeclared", f"iters: {name!r} is computed by no rule", None, "stur-rule")
+                    for name, _ in program.iters if name not in heads]
     if diagnostics:
         raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
 
@@ -158,11 +156,8 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     inputs = tuple(n for n in dict.fromkeys(a.name for r in program.computations for p in r.products
                                             for a in p.factors if isinstance(a, ast.Access))
                    if n not in heads and n not in symbols)
-    if program.outputs:
-        outputs = program.outputs
-    else:
-        main = tuple(r.name for r in program.computations if not r.preprocess)
-        outputs = main or tuple(r.name for r in program.computations)
+    outputs = (program.outputs or tuple(r.name for r in program.computations if not r.preprocess)
+               or tuple(r.name for r in program.computations))
     shapes: dict[str, tuple] = {}
     for name in (*inputs, *(r.name for r in order)):
         rank = ranks[name]
@@ -202,8 +197,7 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
         if count(d.shape) >= MAX_ELEMENTS:
             raise _fail("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
                         "stur-dims")
-    return Model(program, model.values, model.ranks, model.shapes, model.dims, model.uniques, model.redundancies,
-                 order, inputs, tuple(outputs), decls, model.used)
+    return replace(model, decls=decls)
 
 
 def _check_computation(rule: ast.Rule, symbols, use, heads) -> None:
@@ -257,13 +251,11 @@ def _check_fact(rule: ast.Rule, symbols, use, facts) -> None:
         raise _fail("redeclared", f"{rule.name}:{kind} is given twice, differently (first at line {previous.span.line})",
                     rule.head_span, "stur-fact")
     for product in rule.products:
-        numbers = 0
         for f in product.factors:
             if isinstance(f, ast.Access):
                 raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions; {f.name!r} is a tensor",
                             f.span, "stur-fact")
             if isinstance(f, ast.Number):
-                numbers += 1
                 if kind != "R":
                     raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions, not numbers", f.span,
                                 "stur-fact")
@@ -279,7 +271,6 @@ def _check_fact(rule: ast.Rule, symbols, use, facts) -> None:
 def _same_fact(a: ast.Rule, b: ast.Rule) -> bool:
     def shape(rule: ast.Rule):
         mapping = {x: f"_{n}" for n, x in enumerate(rule.args)}
-        from .printer import product_text
         return tuple(product_text(p, mapping) for p in rule.products)
     return shape(a) == shape(b)
 
@@ -352,9 +343,7 @@ def _symbolic_extent(dim: ast.Rule, arg: str) -> Any:
                         bound = left
                     else:
                         continue
-                    if arg in ast.index_names(bound):
-                        continue
-                    if any(n in dim.args for n in ast.index_names(bound)):
+                    if any(n in dim.args for n in ast.index_names(bound)):  # (arg is one of them)
                         continue
                     if op in ("<", ">") and isinstance(bound, ast.IName):
                         return Sym(bound.name)
@@ -364,14 +353,9 @@ def _symbolic_extent(dim: ast.Rule, arg: str) -> Any:
 
 def _with_stand_ins(model: Model) -> Model:
     values = {s: model.values.get(s, STAND_IN) for s in model.ast.symbols}
-    shapes = {}
-    for name, shape in model.shapes.items():
-        if any(isinstance(d, Sym) for d in shape):
-            shapes[name] = _extents(model.dims[name], values, set(values))
-        else:
-            shapes[name] = shape
-    return Model(model.ast, MappingProxyType(values), model.ranks, MappingProxyType(shapes), model.dims, model.uniques,
-                 model.redundancies, model.order, model.inputs, model.outputs, used=model.used)
+    shapes = {name: _extents(model.dims[name], values, set(values)) if any(isinstance(d, Sym) for d in shape) else shape
+              for name, shape in model.shapes.items()}
+    return replace(model, values=MappingProxyType(values), shapes=MappingProxyType(shapes))
 
 
 # ------------------------------------------------------------------ terms
@@ -381,25 +365,13 @@ def fact_masks(model: Model, name: str, args: tuple[str, ...], kind: str = "D"):
     fact = {"D": model.dims, "U": model.uniques}[kind].get(name)
     if fact is None:
         return None, (), True
-    from .linear import rename
     mapping = dict(zip(fact.args, args))
-    alternatives: list[Alternative] = []
-    for product in fact.products:
-        pairs = tuple((rename(left, mapping), op, rename(right, mapping))
-                      for f in product.factors if isinstance(f, ast.Condition) for left, op, right in comparisons(f))
-        alternatives.append(pairs)
-    cons: list[Constraint] = []
-    is_affine = True
-    for pairs in alternatives:
-        for left, op, right in pairs:
-            c = constraint(left, op, right, model.values)
-            if c is None:
-                is_affine = False
-            elif len(alternatives) == 1:
-                cons.append(c)
-    if len(alternatives) != 1:
-        is_affine = False
-    return tuple(alternatives), tuple(cons), is_affine
+    alternatives: list[Alternative] = [tuple((rename(left, mapping), op, rename(right, mapping)) for f in product.factors
+                                             if isinstance(f, ast.Condition) for left, op, right in comparisons(f))
+                                       for product in fact.products]
+    found = [constraint(left, op, right, model.values) for pairs in alternatives for left, op, right in pairs]
+    one = len(alternatives) == 1
+    return tuple(alternatives), tuple(c for c in found if c is not None and one), one and None not in found
 
 
 def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
@@ -413,7 +385,6 @@ def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
 
     def add_box(name: str, args: tuple[str, ...]) -> None:
         nonlocal is_affine
-        from .linear import Lin
         for a, ext in zip(args, model.shapes[name]):
             box_cons.append(Constraint(Lin(((a, 1),), 0), ">="))
             box_cons.append(Constraint(Lin(((a, -1),), int(ext) - 1), ">="))
@@ -446,12 +417,9 @@ def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
             for left, op, right in pairs:
                 variables.update(dict.fromkeys(n for e in (left, right) for n in ast.index_names(e) if n not in symbols))
                 c = constraint(left, op, right, model.values)
-                if c is None:
-                    is_affine = False
-                else:
-                    cons.append(c)
-    for left_name in [n for n in variables if n in symbols]:
-        del variables[left_name]
+                is_affine = is_affine and c is not None
+                cons.extend([c] if c is not None else [])
+    variables = {v: None for v in variables if v not in symbols}
     all_cons = tuple(box_cons) + tuple(cons)
     box = propagate(all_cons, {v: (INF, INF) for v in variables})
     for v in variables:

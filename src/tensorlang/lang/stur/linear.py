@@ -261,8 +261,7 @@ def text(e: ast.IExpr) -> str:
         return e.name
     if isinstance(e, ast.INeg):
         return f"-{text(e.arg)}"
-    left = text(e.left) if not isinstance(e.left, ast.IBin) else f"({text(e.left)})"
-    right = text(e.right) if not isinstance(e.right, ast.IBin) else f"({text(e.right)})"
+    left, right = (f"({text(x)})" if isinstance(x, ast.IBin) else text(x) for x in (e.left, e.right))
     return f"{left} {e.op} {right}"
 
 

@@ -5,6 +5,7 @@ product is error[backend] (the reference interpreter runs every program).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -69,11 +70,8 @@ def declared_structure(model: Model, name: str) -> Structure | None:
 
 def lower_rule(model: Model, rule: ast.Rule) -> ir.Statement:
     shape = tuple(int(d) for d in model.shapes[rule.name])
-    body: ir.Expr | None = None
-    for product in rule.products:
-        term = lower_term(model, prepare(model, rule, product), shape)
-        body = term if body is None else ir.BinOp("+", body, term)
-    assert body is not None
+    body = functools.reduce(lambda a, b: ir.BinOp("+", a, b),
+                            [lower_term(model, prepare(model, rule, product), shape) for product in rule.products])
     return ir.Statement(rule.name, Domain(tuple(zip(rule.args, shape))), body)
 
 
@@ -177,12 +175,8 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
     for v in summed:
         if v not in used:
             coefficient *= extents[v]  # a variable that indexes nothing: its count
-    body: ir.Expr | None = None
-    if coefficient != 1.0 or not factors:
-        body = ir.Const(coefficient)
-    for f in factors:
-        body = f if body is None else ir.BinOp("*", body, f)
-    assert body is not None
+    body = functools.reduce(lambda a, b: ir.BinOp("*", a, b),
+                            factors if coefficient == 1.0 and factors else [ir.Const(coefficient), *factors])
     loops = tuple((v, extents[v]) for v in summed if v in used)
     result: ir.Expr = ir.Sum(Domain(loops), body) if loops else body
     taken = set(term.variables) | set(local.values())

@@ -14,7 +14,7 @@ from ...errors import Diagnostic, TensorLangError
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, fact_masks
-from .linear import comparisons, evaluate, holds_any, reciprocal
+from .linear import comparisons, evaluate, holds_any, reciprocal, rename
 
 
 def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
@@ -24,11 +24,6 @@ def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) 
             _check_tensor(model, name, np.asarray(supplied[name], dtype=np.float64))
 
 
-def _grids(shape) -> list[np.ndarray]:
-    rank = len(shape)
-    return [np.arange(n, dtype=np.int64).reshape([1] * a + [n] + [1] * (rank - a - 1)) for a, n in enumerate(shape)]
-
-
 def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
     """Each product of T:R as (coefficient, conditions on the first half, the second
     half as expressions of the first), or None where a product is not of that form."""
@@ -36,7 +31,6 @@ def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
     if rule is None:
         return ()
     rank = len(args)
-    from .linear import rename
     mapping = dict(zip(rule.args[:rank], args))
     primed = rule.args[rank:]
     pieces = []
@@ -89,7 +83,7 @@ def _promised(model: Model, name: str, value: np.ndarray):
     is not of the form c * (conditions) * (ip = e) ..."""
     shape = value.shape
     args = tuple(f"_{n}" for n in range(len(shape)))
-    grids = _grids(shape)
+    grids = [np.arange(n, dtype=np.int64).reshape([1] * a + [n] + [1] * (len(shape) - a - 1)) for a, n in enumerate(shape)]
     env = {**model.values, **dict(zip(args, grids))}
     unique, _, _ = fact_masks(model, name, args, "U")
     inside = holds_any(unique, env, shape)

@@ -29,32 +29,18 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
     return store
 
 
-def _grids(term: Term) -> dict[str, np.ndarray]:
-    rank = len(term.variables)
-    grids = {}
-    for axis, v in enumerate(term.variables):
-        lo, hi = term.box[v]
-        grids[v] = np.arange(lo, hi + 1, dtype=np.int64).reshape([1] * axis + [hi - lo + 1] + [1] * (rank - axis - 1))
-    return grids
-
-
-def term_mask(term: Term, env: Mapping[str, object], shape: tuple[int, ...]) -> np.ndarray:
-    """Where in the term's box every mask holds."""
-    mask = np.ones(shape, dtype=bool)
-    for alternatives in term.masks:
-        mask &= holds_any(alternatives, env, shape)
-    return mask
-
-
 def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype, values: Mapping[str, int]) -> None:
     """out[h] += the term's sum over its other variables (its box, where its masks hold)."""
     if any(lo > hi for lo, hi in term.box.values()):
         return
     shape = tuple(hi - lo + 1 for lo, hi in (term.box[v] for v in term.variables))
     too_large(int(np.prod(shape, dtype=object)), f"a product of {term.rule.name!r}", term.product.span)
-    grids = _grids(term)
+    grids = {v: np.arange(lo, hi + 1, dtype=np.int64).reshape([1] * axis + [n] + [1] * (len(shape) - axis - 1))
+             for axis, (v, n) in enumerate(zip(term.variables, shape)) for lo, hi in (term.box[v],)}
     env = {**values, **grids}
-    mask = term_mask(term, env, shape)
+    mask = np.ones(shape, dtype=bool)  # where in the term's box every mask holds
+    for alternatives in term.masks:
+        mask &= holds_any(alternatives, env, shape)
     value = np.full(shape, term.coefficient, dtype=dtype)
     for access in term.accesses:
         array = store[access.name]
