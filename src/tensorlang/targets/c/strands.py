@@ -770,7 +770,7 @@ class Run:
     def _p(self, ctype: str, arr: np.ndarray):  # (the run's arrays each cast once)
         kept = self._ptrs.get(id(arr))
         if kept is None or kept[0] is not arr:
-            kept = self._ptrs[id(arr)] = (arr, self.ffi.cast(ctype, arr.ctypes.data))
+            kept = self._ptrs[id(arr)] = (arr, self.ffi.cast(ctype, self.ffi.from_buffer(arr)))  # (not .ctypes: 4x slower)
         return kept[1]
 
     def active(self) -> int:
@@ -902,7 +902,7 @@ class Run:
         count = self.n if picked is None else len(picked)
         out = np.empty((count, len(rows)), dtype=table.dtype)
         if table is self.R and len(rows) > 1 and count:  # strand by strand in C (numpy's strided copy is slow)
-            p = lambda ctype, a: self.ffi.cast(ctype, a.ctypes.data) if a is not None else self.ffi.NULL  # noqa: E731
+            p = lambda ctype, a: self.ffi.cast(ctype, self.ffi.from_buffer(a)) if a is not None else self.ffi.NULL  # noqa: E731
             self.lib.tl_out_real(p("double *", table), self.n, p("int64_t *", rows), len(rows), p("int64_t *", picked),
                                  count, p("double *", out))
         for j, k in enumerate(rows if table is self.I or len(rows) == 1 else ()):  # one row of the table at a time
