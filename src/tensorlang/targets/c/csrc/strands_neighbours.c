@@ -332,7 +332,8 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
         }
     }
     bs[nblk] = nrun; tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
-    for (int64_t p = tl_klong[k] = 0; p < npat; p++) tl_klong[k] = start[p + 1] - start[p] > tl_klong[k] ? start[p + 1] - start[p] : tl_klong[k];  /* the longest pattern */
+    tl_klong[k] = 0;  /* the longest pattern */
+    for (int64_t p = 0; p < npat; p++) if (start[p + 1] - start[p] > tl_klong[k]) tl_klong[k] = start[p + 1] - start[p];
 }
 /* at a super-step's start: the grid and the kept answers, found again where strands were born or died since */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads) {
