@@ -19,6 +19,7 @@ from .c.codegen import print_c
 from .c.runtime import CKernel
 from .interp import InterpTarget
 from .numpy import runtime as numpy_runtime
+from .numpy.codegen import compile_numpy
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,9 @@ REGISTRY: dict[str, Target] = {
     "c": Target("c", _c_caps, lambda program, schedule, loops, caps: print_c(schedule, loops),
                 lambda code, schedule, facts, options, reference=None: CKernel(code, pad=options.pad),
                 ("opt", "facts", "schedule", "loops", "code", "build")),
-    "numpy": Target("numpy", _numpy_caps, numpy_runtime.render, numpy_runtime.build,
-                    ("opt", "facts", "schedule", "code", "build")),
+    # NumPy: the schedule's steps as generated Python (.numpy.codegen), defined here and run over a store
+    "numpy": Target("numpy", _numpy_caps, lambda program, schedule, loops, caps: compile_numpy(program, schedule.dtype, schedule),
+                    numpy_runtime.build, ("opt", "facts", "schedule", "code", "build")),
     "interp": Target("interp", lambda *args: Caps(), None, InterpTarget.build, ("build",)),
     "dask": Target("dask", lambda *args: Caps(), None, _wraps_a_kernel, (), chunked=dask_target.run_chunked),
 }

@@ -32,22 +32,13 @@ def _loaded_libgomp():
     return None
 
 
-def serial_after_fork() -> bool:
-    """In a forked child: make the calling thread's OpenMP regions teams of one.  Whether
-    libgomp was loaded (and so was set)."""
-    library = _loaded_libgomp()
-    if library is None:
-        return False
-    try:
-        library.omp_set_max_active_levels(ctypes.c_int(0))
-    except (AttributeError, OSError):  # a libgomp without it: nothing safer to do
-        return False
-    return True
-
-
 def _in_child() -> None:
+    """In a forked child: make the calling thread's OpenMP regions teams of one, where
+    libgomp is loaded (one without omp_set_max_active_levels: nothing safer to do)."""
     with contextlib.suppress(Exception):  # a fork must never fail because of this
-        serial_after_fork()
+        library = _loaded_libgomp()
+        if library is not None:
+            library.omp_set_max_active_levels(ctypes.c_int(0))
 
 
 _installed = False

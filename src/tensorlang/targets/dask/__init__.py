@@ -15,15 +15,6 @@ from ...analysis.batch import Verdict
 from ...errors import TensorLangError, error
 
 
-def dask_array_module():
-    """dask.array, or error[backend] saying how to install it."""
-    try:
-        import dask.array as da
-    except ImportError:  # pragma: no cover - dask is in the test extra
-        raise error("backend", "the Dask target needs dask: pip install 'tensorlang[dask]'") from None
-    return da
-
-
 def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple[Verdict, str]],
                   inputs: tuple[str, ...]) -> tuple[Verdict, str]:
     """The batch when ``batch=`` is not given: the first symbolic size (in declaration order)
@@ -110,11 +101,13 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     chunk (a module-level function: a task pickles it by reference); ``batched``: the inputs
     with the batch, ``others`` the rest; ``outputs``: each result's shape, None in its batch
     dimension; ``chunks``, ``split_every``: :func:`check_chunks`, :func:`check_split_every`."""
-    from dask import delayed
-    from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
-
-    da = dask_array_module()
+    try:
+        import dask.array as da
+        from dask import delayed
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+    except ImportError:  # pragma: no cover - dask is in the test extra
+        raise error("backend", "the Dask target needs dask: pip install 'tensorlang[dask]'") from None
     split_every = check_split_every(split_every)
     if not batched:
         raise error("input", "a chunked run needs at least one input that has the batch dimension")

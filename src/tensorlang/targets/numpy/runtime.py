@@ -6,12 +6,7 @@ import numpy as np
 
 from ...semantics.interface import initial_store
 from ..interp import InterpTarget
-from .codegen import NumpyKernel, compile_numpy
-
-
-def render(program, schedule, loops, caps) -> NumpyKernel:
-    """The schedule's steps as generated Python (defined, not yet run)."""
-    return compile_numpy(program, schedule.dtype, schedule)
+from .codegen import NumpyKernel
 
 
 def build(code: NumpyKernel, schedule, facts, options, reference=None) -> "NumpyTarget":
