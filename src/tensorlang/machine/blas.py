@@ -89,12 +89,9 @@ def _numpy_first(filepath: str) -> int:
 def _from_threadpoolctl(letter: str) -> BlasFunctions | None:
     try:
         from threadpoolctl import threadpool_info
-    except ImportError:
-        return None
-    try:
         libraries = [lib for lib in threadpool_info()
                      if lib.get("user_api") == "blas" and lib.get("internal_api") == "openblas" and lib.get("filepath")]
-    except Exception:  # noqa: BLE001 - a discovery that fails finds nothing
+    except Exception:  # noqa: BLE001 - no threadpoolctl, or a discovery that fails: nothing found
         return None
     for lib in sorted(libraries, key=lambda lib: _numpy_first(lib["filepath"])):
         found = from_openblas(lib["filepath"], letter)

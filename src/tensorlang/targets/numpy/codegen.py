@@ -25,8 +25,6 @@ from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi
 from . import nan_safe
 from .matmul import MatmulIntoStore
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
 #: The generated calls that are elementwise ufuncs (``out=`` may name the target).
 _UFUNC_CALLS = ("_np.add(", "_np.subtract(", "_np.multiply(", "_np.negative(", "_fn[")
 
@@ -184,7 +182,7 @@ class _Codegen:
             letters = {name: opt_einsum.get_symbol(n) for n, name in enumerate(labels)}
             sub = "".join(letters[i] for i in names) + "->" + "".join(letters[i] for i in labels)
             # past 52 labels numpy's einsum has no letters: the target's own einsum (nan_safe)
-            array = st.temp(f"{'_np' if len(labels) <= len(_LETTERS) else '_nan_safe'}.einsum({sub!r}, {array})")
+            array = st.temp(f"{'_np' if len(labels) <= len(nan_safe.LETTERS) else '_nan_safe'}.einsum({sub!r}, {array})")
         return array, labels
 
     def delta(self, e: ir.Delta, st: _Statement) -> tuple[str, tuple[str, ...]]:

@@ -11,12 +11,12 @@ BACKEND = __name__
 
 transpose = np.transpose
 
-_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def einsum(subscripts: str, *operands, **options):
     """numpy.einsum; beyond its 52 letters the same sum of products by broadcasting."""
-    if set(subscripts) - set(",->") <= _ASCII:
+    if set(subscripts) - set(",->") <= LETTERS:
         return np.einsum(subscripts, *operands, **options)
     inputs, out = subscripts.split("->")
     terms = []
