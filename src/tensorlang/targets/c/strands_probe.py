@@ -198,16 +198,23 @@ def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius
               total: int) -> list[str]:
     """A 3-D probe's sums as named scalars (:func:`straight`, also the lanes' code of
     strands_batch), no arrays or loops."""
-    out = [f"{q}const double *restrict data = im->data;",
-           f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
-           f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-           f"{q}const int ident = (int)im->ident;",
-           f"{q}(void)cst; (void)ident;" + "".join(f" (void)m{k};" for k in range(4 * d)),
-           f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
+    out = consts(d, q) + [f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
     sums = straight(s.kernel, kernel, d, top, vox, q)
     if LANES and 2 * radius in (2, 4):  # the same sums with axis 0's taps in one vector (GNU C's vectors)
         sums = [f"{q}#if defined(__GNUC__)", *straight(s.kernel, kernel, d, top, vox, q, True), f"{q}#else", *sums, f"{q}#endif"]
     return out + sums + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
+
+
+def consts(d: int, q: str) -> list[str]:
+    """The descriptor ``im`` of a ``d``-D image as the constants :func:`straight` reads: its samples, the
+    map's rows ``m``, the strides, the last index of each axis ``hi``, whether the map is the identity or diagonal."""
+    return [f"{q}const double *restrict data = im->data;",
+            f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
+            f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+            f"{q}const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
+            f"{q}const int ident = (int)im->ident, diag = (int)im->diag;",
+            f"{q}(void)data; (void)cst; (void)ident; (void)diag;" + "".join(f" (void)m{k};" for k in range(4 * d))
+            + "".join(f" (void)st{a}; (void)hi{a};" for a in range(d))]
 
 
 def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str, lanes: bool = False) -> list[str]:
