@@ -32,6 +32,8 @@ MAX = True
 RUN, COOL = 16, 16
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
+#: a strand function's C parameters: strand ``i`` of ``n``, the state tables, the globals, the images
+ARGS = "int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img"
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,6 @@ def decls(batched: list[Batched], plain: list[str]) -> list[str]:
 
 def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Callable, ex: Callable) -> list[str]:
     """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``), ``tl_fill{j}`` (its probes)."""
-    args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-            "const int64_t *gi, const tl_img *img")
     # (the update reading the block's probes without SLP: a strand whose probe missed the block's computes as the lanes)
     lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + (b.total if b.lanes else b.dim) for b in batched)}",
              f"#define TL_EXACT {'TL_NOSLP' if any(b.lanes for b in batched) else ''}"]
@@ -144,7 +144,7 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
         lines += ["#if defined(__GNUC__)", "#define TL_PREFETCH(p) __builtin_prefetch(p)", "#else",
                   "#define TL_PREFETCH(p) ((void)(p))", "#endif", f"#define TL_AHEAD {float(AHEAD)!r}"]
     for b in batched:
-        lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
+        lines.append(f"static void tl_pos{b.j}({ARGS}, double *restrict X, int l) {{")
         for loc in b.locals:
             lines += stmt(loc, "    ")
         lines += [f"    X[{a * LANES} + l] = {ex(e)};" for a, e in enumerate(b.probe.pos)]
@@ -322,8 +322,7 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     d = len(terms)
     radius = next(k for k in ir.kernels if k.name == probe.kernel).radius
     tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
-    out = ["static int64_t tl_skip(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-           "const int64_t *gi, const tl_img *img, int64_t left) {",
+    out = [f"static int64_t tl_skip({ARGS}, int64_t left) {{",
            f"    const tl_img *im = &img[{probe.image}];",
            f"    const int64_t K = left < {RUN} ? left : {RUN};",
            "    if (K < 2) return -1;",
@@ -385,8 +384,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
         return [], None
     d, r = len(terms), next(k for k in ir.kernels if k.name == probe.kernel).radius
     tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
-    out = ["static int64_t tl_skipm(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-           "const int64_t *gi, const tl_img *img, int64_t left) {",
+    out = [f"static int64_t tl_skipm({ARGS}, int64_t left) {{",
            f"    const tl_img *im = &img[{probe.image}];",
            f"    const double *restrict bd = img[{len(ir.images)}].data;",
            "    if (!bd) return 0;",
