@@ -240,8 +240,7 @@ def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str
                 out.append(f"{q}double w{a}_{m}_{t} = {_horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
     for c in range(vox):
         comp = f" + {c} * cst" if vox > 1 else ""
-        memo: dict = {}
-        part = (_LaneSums if lanes else _Sums)(out, q, d, taps, comp, c, memo)
+        part = (_LaneSums if lanes else _Sums)(out, q, d, taps, comp, c)
         base = 0
         for o in range(top + 1):
             for counts, flat in derivative_components(d, o):
@@ -266,13 +265,18 @@ class _Sums:
     (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
     written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
 
-    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
-        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
+    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int):
+        self.out, self.q, self.d, self.taps, self.comp, self.c = out, q, d, taps, comp, c
+        self.memo: dict[tuple, str] = {}
 
     def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        """The sum's name, its line written the first time it is asked for (:meth:`sum`)."""
         key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
+        if key not in self.memo:
+            self.memo[key] = self.sum(level, counts, ts)
+        return self.memo[key]
+
+    def sum(self, level: int, counts: tuple, ts: tuple) -> str:
         name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
         acc = "0"
         for t in range(self.taps):
@@ -283,7 +287,6 @@ class _Sums:
                 v = self(level + 1, counts[1:], ts + (t,))
             acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
         self.out.append(f"{self.q}double {name} = {acc};")
-        self.memo[key] = name
         return name
 
 
@@ -291,10 +294,7 @@ class _LaneSums(_Sums):
     """:class:`_Sums` with the taps of axis 0 in the lanes of one vector from level 1 on
     (``v..``: lane t is ``P(level, counts)[t, ..]``); level 0 adds the lanes in tap order."""
 
-    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
-        key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
+    def sum(self, level: int, counts: tuple, ts: tuple) -> str:
         if level == 0:  # the products in lanes (the weights' vector wv0_..), added in tap order
             inner = self(1, counts[1:], ())
             prod = f"x{inner[1:]}_{counts[0]}"
@@ -311,7 +311,6 @@ class _LaneSums(_Sums):
             acc = f"({acc} + {term})"
         name = f"{'pv'[level > 0]}{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
         self.out.append(f"{self.q}{'double' if level == 0 else f'tl_v{self.taps}'} {name} = {acc};")
-        self.memo[key] = name
         return name
 
 
