@@ -296,15 +296,10 @@ class Renderer:
         cut = next((k for k, st in enumerate(update) if S.nodes(st, S.Reduce, most=0)), len(update))
         if any(S.nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
             cut = 0
-        first, rest, names = list[str](), list[str](), set[str]()
-        self.plain, self.conds, self.lane32 = True, 0, set()
-        try:
-            ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
-                and self.lane_stmts(update[cut:], [], rest, names)
-        finally:
-            self.plain = False
-        if not ok:
+        parts = self.in_lanes((update[:cut], update[cut:]), set()) if len(S.nodes(update, object, most=400)) <= 400 else None
+        if parts is None:
             return []
+        first, rest = parts
         kept = " || ".join(f"!(tl_kpid[{self.kept[id(q)]}] != 0{self._short(q)})" for q in S.nodes(update, S.Reduce) if id(q) in self.blocked)
         head = "        int64_t i = b_ + u_; (void)i; int go_ = "
         return (["TL_WIDE TL_OUTLINE int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
@@ -320,6 +315,16 @@ class Renderer:
                 + ["        r_a[u_] = (int8_t)r_;", "    }",
                    "    for (int64_t u_ = 0; u_ < m_; u_++) status[b_ + u_] = r_a[u_] ? r_a[u_] : status[b_ + u_];",
                    "    (void)R; (void)I; (void)gr; (void)gi; (void)img;", "    return 1;", "}"])
+
+    def in_lanes(self, parts, names: set[str]) -> list[list[str]] | None:
+        """Each statement list of ``parts`` as lane statements (:meth:`lane_stmts`), or None where one is not."""
+        outs: list[list[str]] = [[] for _ in parts]
+        self.plain, self.conds, self.lane32 = True, 0, set()
+        try:
+            ok = all(self.lane_stmts(body, [], out, names) for body, out in zip(parts, outs))
+        finally:
+            self.plain, self.once, self.fwd = False, set(), {}
+        return outs if ok else None
 
     def lane_stmts(self, body, path: list[str], out: list[str], names: set[str]) -> bool:
         """``body`` as lane statements under ``path`` (the conditions of the branches taken)."""
@@ -371,16 +376,13 @@ class Renderer:
         body, ir = self.ir.create + self.ir.init, self.ir
         if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
-        lines: list[str] = []
-        self.plain, self.conds, self.method, self.lane32 = True, 0, "create", set()
+        self.method = "create"
         sets = [st.name for st in S.nodes(body, S.Set) if st.space == "s"]  # (reads of a real state set once, forwarded)
         self.once = {name for name in sets if sets.count(name) == 1 and self.state[name][0] == "R"}
-        try:
-            ok = self.lane_stmts(body, [], lines, {f"it_{it}" for it in ir.iters})
-        finally:
-            self.plain, self.once, self.fwd = False, set(), {}
-        if not ok:
+        parts = self.in_lanes((body,), {f"it_{it}" for it in ir.iters})
+        if parts is None:
             return []
+        lines = parts[0]
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
         args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
@@ -437,8 +439,7 @@ class Renderer:
                  its: bool = False) -> list[str]:
         """A method as a C function; ``its``: the grid's iterators passed in (tl_create_one)."""
         self.method = method
-        args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-                "const int64_t *gi, const tl_img *img") if per_strand else \
+        args = B.ARGS if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work

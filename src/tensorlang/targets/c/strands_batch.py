@@ -32,6 +32,8 @@ MAX = True
 RUN, COOL = 16, 16
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
+#: a strand function's C parameters: strand ``i`` of ``n``, the state tables, the globals, the images
+ARGS = "int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img"
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,6 @@ def decls(batched: list[Batched], plain: list[str]) -> list[str]:
 
 def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Callable, ex: Callable) -> list[str]:
     """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``), ``tl_fill{j}`` (its probes)."""
-    args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-            "const int64_t *gi, const tl_img *img")
     # (the update reading the block's probes without SLP: a strand whose probe missed the block's computes as the lanes)
     lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + (b.total if b.lanes else b.dim) for b in batched)}",
              f"#define TL_EXACT {'TL_NOSLP' if any(b.lanes for b in batched) else ''}"]
@@ -144,7 +144,7 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
         lines += ["#if defined(__GNUC__)", "#define TL_PREFETCH(p) __builtin_prefetch(p)", "#else",
                   "#define TL_PREFETCH(p) ((void)(p))", "#endif", f"#define TL_AHEAD {float(AHEAD)!r}"]
     for b in batched:
-        lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
+        lines.append(f"static void tl_pos{b.j}({ARGS}, double *restrict X, int l) {{")
         for loc in b.locals:
             lines += stmt(loc, "    ")
         lines += [f"    X[{a * LANES} + l] = {ex(e)};" for a, e in enumerate(b.probe.pos)]
@@ -154,44 +154,51 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
 
 
 def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
-    """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (a select where the scalar
-    code branches), so that the lanes vectorize; the scalar probe's values (the same sums in the same order)."""
+    """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (:func:`_lane_sums`),
+    so that the lanes vectorize; the scalar probe's values (the same sums in the same order)."""
     s, d, j, kernel = b.probe, b.dim, b.j, next(k for k in ir.kernels if k.name == b.probe.kernel)
-    radius, taps, vox = kernel.radius, 2 * kernel.radius, int(np.prod(ir.images[s.image].shape))
+    vox = int(np.prod(ir.images[s.image].shape))
     top = next(o for o in range(8) if sum(vox * d ** q for q in range(o + 1)) == b.total)
     q = "        "
     out = [f"TL_NOTRAP TL_WIDE static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
            f"    const tl_img *im = &img[{s.image}];",
-           "    const double *restrict data = im->data;",
-           "    const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(16)) + ";",
-           "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
-           "    const int ident = (int)im->ident;",
-           "    (void)cst; (void)ident;",
-           "    if (" + " || ".join(f"im->size[{a}] < {taps}" for a in range(d)) + ") {  /* no cell fits: the update probes */",
+           *P.consts(d, "    "),
+           "    if (" + " || ".join(f"im->size[{a}] < {2 * kernel.radius}" for a in range(d)) + ") {  /* no cell fits: the update probes */",
            f"        for (int k_ = 0; k_ < {d} * TL_B; k_++) pf[{b.at_x * LANES} + k_] = NAN;",
            "        return;",
            "    }",
-           ] + [
            "    #pragma omp simd",
            "    for (int l = 0; l < TL_B; l++) {"]
     out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
-    for a in range(d):
-        out.append(f"{q}double xi{a} = m{4 * a + 3};")
-        for c in range(d):
-            out.append(f"{q}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};")
-    out.append(f"{q}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";")
-    out += [f"{q}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
-    out.append(f"{q}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= hi{a})"
-                                              for a in range(d)) + ";")
+    out += _lane_map(d, q, False)
     out += [f"{q}pf[{(b.at_x + a) * LANES} + l] = xi{a};" for a in range(d)]
-    # a lane outside: the image's first cell (every load in bounds, the result ⊥ below)
-    out += [f"{q}double cn{a} = ok ? n{a} : {radius - 1}.0; int64_t c{a} = (int64_t)cn{a} + {1 - radius};"
-            for a in range(d)]
-    out.append(f"{q}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
-    out += P.straight(s.kernel, kernel, d, top, vox, q)
+    out += _lane_sums(s, kernel, d, top, vox, q)
     out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
     return out + ["    }", "}"]
+
+
+def _lane_map(d: int, p: str, diag: bool) -> list[str]:
+    """``xi0``.. = the world point ``x0``.. in index space, :func:`.strands_probe.index_map` as selects (``diag``: its
+    diagonal way too); ``ok``: the index position finite."""
+    out = []
+    for a in range(d):
+        diagonal = f", xd{a} = m{4 * a + 3} + m{5 * a} * x{a}" if diag else ""
+        out.append(f"{p}double xi{a} = m{4 * a + 3}{diagonal};")
+        out += [f"{p}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};" for c in range(d)]
+        if diag:
+            out.append(f"{p}xi{a} = diag ? xd{a} : xi{a};")
+    return out + [f"{p}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";"]
+
+
+def _lane_sums(s: S.Probe, kernel: S.KernelSlot, d: int, top: int, vox: int, p: str) -> list[str]:
+    """The orders 0..top of a probe at ``xi0``.. in ``r0``.. (:func:`.strands_probe.straight`); ``ok`` false
+    where the support leaves the image, whose first cell the lane then reads (every load in bounds)."""
+    radius = kernel.radius
+    out = [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
+    out.append(f"{p}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= hi{a})" for a in range(d)) + ";")
+    out += [f"{p}int64_t c{a} = (int64_t)(ok ? n{a} : {radius - 1}.0) + {1 - radius};" for a in range(d)]
+    out.append(f"{p}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
+    return out + P.straight(s.kernel, kernel, d, top, vox, p)
 
 
 def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
@@ -203,12 +210,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     radius, taps, vox = kernel.radius, 2 * kernel.radius, int(np.prod(ir.images[s.image].shape))
     q = "        "
     out = [f"static inline void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img, int l) {{",
-           f"    const tl_img *im = &img[{s.image}];",
-           "    const double *data = im->data;",
-           "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
-           "    (void)cst;",
-           "    {"]
+           f"    const tl_img *im = &img[{s.image}];", *P.consts(d, "    "), "    {"]
     out += [f"{q}double x{a} = X[{a * LANES} + l]; pf[{(b.at_r + a) * LANES} + l] = x{a};" for a in range(d)]
     out += P.index_map(d, q)  # the update's map: it takes this index position at this point (reuse)
     for a in range(d):
@@ -320,8 +322,7 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     d = len(terms)
     radius = next(k for k in ir.kernels if k.name == probe.kernel).radius
     tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
-    out = ["static int64_t tl_skip(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-           "const int64_t *gi, const tl_img *img, int64_t left) {",
+    out = [f"static int64_t tl_skip({ARGS}, int64_t left) {{",
            f"    const tl_img *im = &img[{probe.image}];",
            f"    const int64_t K = left < {RUN} ? left : {RUN};",
            "    if (K < 2) return -1;",
@@ -383,8 +384,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
         return [], None
     d, r = len(terms), next(k for k in ir.kernels if k.name == probe.kernel).radius
     tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
-    out = ["static int64_t tl_skipm(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
-           "const int64_t *gi, const tl_img *img, int64_t left) {",
+    out = [f"static int64_t tl_skipm({ARGS}, int64_t left) {{",
            f"    const tl_img *im = &img[{probe.image}];",
            f"    const double *restrict bd = img[{len(ir.images)}].data;",
            "    if (!bd) return 0;",
@@ -545,35 +545,21 @@ BLOCK = r"""
 
 def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | None:
     """A probe (or an ``inside`` test) as a lane's straight-line code in a loop across strands (the create in
-    lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`.strands_probe.render`,
-    :func:`.strands_probe.straight`), its branches as selects; a lane outside the image reads the image's first
-    cell and takes ⊥. None where the lanes do not cover it (border control, an order past the kernel's)."""
+    lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`_lane_map`, :func:`_lane_sums`),
+    its branches as selects. None where the lanes do not cover it (border control, an order past the kernel's)."""
     kernel, image = next(k for k in ir.kernels if k.name == s.kernel), ir.images[s.image]
     d, radius, vox = image.dim, kernel.radius, int(np.prod(image.shape))
     if d > 3 or len(s.pos) != d or s.border is not None or (not s.inside and s.order >= len(kernel.segments)):
         return None
-    out = [f"{q}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{q}{{"]
     p = q + "    "
-    out += [f"{p}const tl_img *im = &img[{s.image}];", f"{p}const double *restrict data = im->data;",
-            f"{p}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
-            f"{p}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-            f"{p}const int ident = (int)im->ident, diag = (int)im->diag;",
-            f"{p}(void)data; (void)cst; (void)ident;" + "".join(f" (void)st{a};" for a in range(d))]
+    out = [f"{q}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{q}{{"]
+    out += [f"{p}const tl_img *im = &img[{s.image}];"] + P.consts(d, p)
     out += [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
-    for a in range(d):  # index_map's two ways (diagonal or each nonzero entry), as a select
-        out.append(f"{p}double xi{a} = m{4 * a + 3}, xd{a} = m{4 * a + 3} + m{5 * a} * x{a};")
-        out += [f"{p}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};" for c in range(d)]
-        out.append(f"{p}xi{a} = diag ? xd{a} : xi{a};")
-    out.append(f"{p}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";")
+    out += _lane_map(d, p, True)
     if s.inside:  # Diderot's test: s - 1 < x < size - s, strictly
         strict = " & ".join(f"(xi{a} > {radius - 1}) & (xi{a} < (double)(im->size[{a}] - {radius}))" for a in range(d))
         return out + [f"{p}l_{s.targets[0]} = ok & {strict};", f"{q}}}"]
-    out += [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
-    out.append(f"{p}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= (double)(im->size[{a}] - 1))"
-                                             for a in range(d)) + ";")
-    out += [f"{p}int64_t c{a} = (int64_t)(ok ? n{a} : {radius - 1}.0) + {1 - radius};" for a in range(d)]
-    out.append(f"{p}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
-    out += P.straight(s.kernel, kernel, d, s.order, vox, p)
+    out += _lane_sums(s, kernel, d, s.order, vox, p)
     first = sum(vox * d ** o for o in range(s.order))
     return out + [f"{p}l_{t} = ok ? r{first + k} : NAN;" for k, t in enumerate(s.targets)] + [f"{q}}}"]
 

@@ -198,16 +198,23 @@ def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius
               total: int) -> list[str]:
     """A 3-D probe's sums as named scalars (:func:`straight`, also the lanes' code of
     strands_batch), no arrays or loops."""
-    out = [f"{q}const double *restrict data = im->data;",
-           f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
-           f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-           f"{q}const int ident = (int)im->ident;",
-           f"{q}(void)cst; (void)ident;" + "".join(f" (void)m{k};" for k in range(4 * d)),
-           f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
+    out = consts(d, q) + [f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
     sums = straight(s.kernel, kernel, d, top, vox, q)
     if LANES and 2 * radius in (2, 4):  # the same sums with axis 0's taps in one vector (GNU C's vectors)
         sums = [f"{q}#if defined(__GNUC__)", *straight(s.kernel, kernel, d, top, vox, q, True), f"{q}#else", *sums, f"{q}#endif"]
     return out + sums + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
+
+
+def consts(d: int, q: str) -> list[str]:
+    """The descriptor ``im`` of a ``d``-D image as the constants :func:`straight` reads: its samples, the
+    map's rows ``m``, the strides, the last index of each axis ``hi``, whether the map is the identity or diagonal."""
+    return [f"{q}const double *restrict data = im->data;",
+            f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
+            f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+            f"{q}const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
+            f"{q}const int ident = (int)im->ident, diag = (int)im->diag;",
+            f"{q}(void)data; (void)cst; (void)ident; (void)diag;" + "".join(f" (void)m{k};" for k in range(4 * d))
+            + "".join(f" (void)st{a}; (void)hi{a};" for a in range(d))]
 
 
 def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str, lanes: bool = False) -> list[str]:
@@ -233,8 +240,7 @@ def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str
                 out.append(f"{q}double w{a}_{m}_{t} = {_horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
     for c in range(vox):
         comp = f" + {c} * cst" if vox > 1 else ""
-        memo: dict = {}
-        part = (_LaneSums if lanes else _Sums)(out, q, d, taps, comp, c, memo)
+        part = (_LaneSums if lanes else _Sums)(out, q, d, taps, comp, c)
         base = 0
         for o in range(top + 1):
             for counts, flat in derivative_components(d, o):
@@ -259,13 +265,18 @@ class _Sums:
     (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
     written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
 
-    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
-        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
+    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int):
+        self.out, self.q, self.d, self.taps, self.comp, self.c = out, q, d, taps, comp, c
+        self.memo: dict[tuple, str] = {}
 
     def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        """The sum's name, its line written the first time it is asked for (:meth:`sum`)."""
         key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
+        if key not in self.memo:
+            self.memo[key] = self.sum(level, counts, ts)
+        return self.memo[key]
+
+    def sum(self, level: int, counts: tuple, ts: tuple) -> str:
         name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
         acc = "0"
         for t in range(self.taps):
@@ -276,7 +287,6 @@ class _Sums:
                 v = self(level + 1, counts[1:], ts + (t,))
             acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
         self.out.append(f"{self.q}double {name} = {acc};")
-        self.memo[key] = name
         return name
 
 
@@ -284,10 +294,7 @@ class _LaneSums(_Sums):
     """:class:`_Sums` with the taps of axis 0 in the lanes of one vector from level 1 on
     (``v..``: lane t is ``P(level, counts)[t, ..]``); level 0 adds the lanes in tap order."""
 
-    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
-        key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
+    def sum(self, level: int, counts: tuple, ts: tuple) -> str:
         if level == 0:  # the products in lanes (the weights' vector wv0_..), added in tap order
             inner = self(1, counts[1:], ())
             prod = f"x{inner[1:]}_{counts[0]}"
@@ -304,7 +311,6 @@ class _LaneSums(_Sums):
             acc = f"({acc} + {term})"
         name = f"{'pv'[level > 0]}{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
         self.out.append(f"{self.q}{'double' if level == 0 else f'tl_v{self.taps}'} {name} = {acc};")
-        self.memo[key] = name
         return name
 
 
