@@ -64,8 +64,8 @@ class Renderer:
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
         self.once, self.fwd = set[str](), dict[str, str]()  # create_lanes: the real slots set once; set ones' locals
-        # the locals the update sets again; the lane locals declared int32_t (lane_stmts)
-        self.reset, self.lane32 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
+        # the locals the update sets again; the lane locals declared int8_t (lane_stmts)
+        self.reset, self.lane8 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
         self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
@@ -297,7 +297,7 @@ class Renderer:
         if any(S.nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
             cut = 0
         first, rest, names = list[str](), list[str](), set[str]()
-        self.plain, self.conds, self.lane32 = True, 0, set()
+        self.plain, self.conds, self.lane8 = True, 0, set()
         try:
             ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
                 and self.lane_stmts(update[cut:], [], rest, names)
@@ -333,13 +333,13 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    ty = _CTY[s.ty] if name in self.reset or self._fold_cty(s) != "int8_t" else "int32_t"
+                    ty = _CTY[s.ty] if name in self.reset else self._fold_cty(s)  # (8 bits: the block's own width)
                     out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
-                else:  # (a copy of a 32-bit local that nothing sets again is one too)
-                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane32 \
+                else:  # (a copy of an 8-bit local that nothing sets again is one too)
+                    ty = "int8_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane8 \
                         and name not in self.reset else _CTY[s.ty]
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
-                self.lane32.update([name] if ty == "int32_t" else [])
+                self.lane8.update([name] if ty == "int8_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
                 if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
@@ -372,7 +372,7 @@ class Renderer:
         if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
         lines: list[str] = []
-        self.plain, self.conds, self.method, self.lane32 = True, 0, "create", set()
+        self.plain, self.conds, self.method, self.lane8 = True, 0, "create", set()
         sets = [st.name for st in S.nodes(body, S.Set) if st.space == "s"]  # (reads of a real state set once, forwarded)
         self.once = {name for name in sets if sets.count(name) == 1 and self.state[name][0] == "R"}
         try:
