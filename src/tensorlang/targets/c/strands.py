@@ -384,16 +384,18 @@ class Renderer:
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
         args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
-            "const int64_t *gi, const tl_img *img"  # (kp_: the positions are there already, Run.same_pos: a loop of each)
-        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int kp_) {{",
-                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    (void)kp_;",
+            "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_; kp_: the positions are there already)
+        diag = " && ".join(sorted({f"img[{s.image}].diag" for s in S.nodes(body, S.Probe)}))  # (dg_: every probed map diagonal)
+        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_) {{",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    const int kp_ = v_ & 1, dg_ = v_ >> 1; (void)kp_; (void)dg_;",
                  "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
                 + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
-                   f"TL_CLATTR static int tl_create_lanes({args}) {{ return tl_kpos ? tl_create_lanes_k(its, m_, n, b_, R, I, "
-                   "gr, gi, img, 1) : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, 0); }"])
+                   f"TL_CLATTR static int tl_create_lanes({args}) {{", f"    int v_ = (tl_kpos ? 1 : 0) + ({diag or 0} ? 2 : 0);",
+                   "    return " + " : ".join(f"v_ == {v} ? tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {v})" for v in range(3 if diag else 1))
+                   + f" : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {3 if diag else 1});", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))

@@ -557,7 +557,7 @@ def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | 
     out += [f"{p}const tl_img *im = &img[{s.image}];", f"{p}const double *restrict data = im->data;",
             f"{p}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
             f"{p}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
-            f"{p}const int ident = (int)im->ident, diag = (int)im->diag;",
+            f"{p}const int ident = (int)im->ident, diag = dg_ | (int)im->diag;",  # (dg_: tl_create_lanes_k's)
             f"{p}(void)data; (void)cst; (void)ident;" + "".join(f" (void)st{a};" for a in range(d))]
     out += [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
     for a in range(d):  # index_map's two ways (diagonal or each nonzero entry), as a select
