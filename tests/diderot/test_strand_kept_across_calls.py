@@ -130,7 +130,7 @@ def test_boards_of_many_blocks_give_numpys_life(n):  # counted across a 16384-st
         same(p.run(dict(board=img, N=n, gens=4), backend="interp"), b)
 
 
-FOLD32 = """#version 1.0
+FOLD8 = """#version 1.0
 input int gens = 3;
 strand cell(int x, int y) {
    vec2 pos = [real(x), real(y)];
@@ -157,15 +157,15 @@ initially [ cell(x, y) | y in 0..16, x in 0..20 ];
 """
 
 
-def test_folds_within_one_are_32_bits_in_lanes():
+def test_folds_within_one_are_8_bits_in_lanes():
     """A blocked int sum of values within ±1 (and its copy that nothing sets again) is 8 bits
-    in the block (while no pattern is longer than 127) and 32 in the update's lanes; a sum of wider
-    values, or a copy set again (``m * 10⁹`` would wrap in 32 bits), stays 64: the interpreter's results."""
-    p = program(FOLD32)
+    in the block (while no pattern is longer than 127) and in the update's lanes; a sum of wider
+    values, or a copy set again (``m * 10⁹`` would wrap in 8 bits), stays 64: the interpreter's results."""
+    p = program(FOLD8)
     src = runner_of(p).source
-    assert re.search(r"int32_t l_red_\d+ = bk_->v0\[u_\];", src) and "int8_t v0[TL_BK]" in src
+    assert re.search(r"int8_t l_red_\d+ = bk_->v0\[u_\];", src) and "int8_t v0[TL_BK]" in src
     assert "int64_t v2[TL_BK]" in src  # the ages' sum
-    assert re.search(r"int32_t l_n_\d+ = l_red_", src) and re.search(r"int64_t l_m_\d+ = l_red_", src)
+    assert re.search(r"int8_t l_n_\d+ = l_red_", src) and re.search(r"int64_t l_m_\d+ = l_red_", src)
     for threads in (1, 2):
         same(p.run({}, backend="interp"), p.run({}, backend="c", threads=threads))
 

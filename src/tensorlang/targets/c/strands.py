@@ -64,8 +64,8 @@ class Renderer:
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
         self.once, self.fwd = set[str](), dict[str, str]()  # create_lanes: the real slots set once; set ones' locals
-        # the locals the update sets again; the lane locals declared int32_t (lane_stmts)
-        self.reset, self.lane32 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
+        # the locals the update sets again; the lane locals declared int8_t (lane_stmts)
+        self.reset, self.lane8 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
         self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
@@ -319,7 +319,7 @@ class Renderer:
     def in_lanes(self, parts, names: set[str]) -> list[list[str]] | None:
         """Each statement list of ``parts`` as lane statements (:meth:`lane_stmts`), or None where one is not."""
         outs: list[list[str]] = [[] for _ in parts]
-        self.plain, self.conds, self.lane32 = True, 0, set()
+        self.plain, self.conds, self.lane8 = True, 0, set()
         try:
             ok = all(self.lane_stmts(body, [], out, names) for body, out in zip(parts, outs))
         finally:
@@ -338,13 +338,13 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    ty = _CTY[s.ty] if name in self.reset or self._fold_cty(s) != "int8_t" else "int32_t"
+                    ty = _CTY[s.ty] if name in self.reset else self._fold_cty(s)  # (8 bits: the block's own width)
                     out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
-                else:  # (a copy of a 32-bit local that nothing sets again is one too)
-                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane32 \
+                else:  # (a copy of an 8-bit local that nothing sets again is one too)
+                    ty = "int8_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane8 \
                         and name not in self.reset else _CTY[s.ty]
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
-                self.lane32.update([name] if ty == "int32_t" else [])
+                self.lane8.update([name] if ty == "int8_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
                 if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
@@ -386,16 +386,18 @@ class Renderer:
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
         args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
-            "const int64_t *gi, const tl_img *img"  # (kp_: the positions are there already, Run.same_pos: a loop of each)
-        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int kp_) {{",
-                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    (void)kp_;",
+            "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_; kp_: the positions are there already)
+        diag = " && ".join(sorted({f"img[{s.image}].diag" for s in S.nodes(body, S.Probe)}))  # (dg_: every probed map diagonal)
+        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_) {{",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    const int kp_ = v_ & 1, dg_ = v_ >> 1; (void)kp_; (void)dg_;",
                  "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
                 + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
-                   f"TL_CLATTR static int tl_create_lanes({args}) {{ return tl_kpos ? tl_create_lanes_k(its, m_, n, b_, R, I, "
-                   "gr, gi, img, 1) : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, 0); }"])
+                   f"TL_CLATTR static int tl_create_lanes({args}) {{", f"    int v_ = (tl_kpos ? 1 : 0) + ({diag or 0} ? 2 : 0);",
+                   "    return " + " : ".join(f"v_ == {v} ? tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {v})" for v in range(3 if diag else 1))
+                   + f" : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {3 if diag else 1});", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))

@@ -553,7 +553,7 @@ def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | 
         return None
     p = q + "    "
     out = [f"{q}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{q}{{"]
-    out += [f"{p}const tl_img *im = &img[{s.image}];"] + P.consts(d, p)
+    out += [f"{p}const tl_img *im = &img[{s.image}];"] + P.consts(d, p, "dg_ | (int)im->diag")  # (dg_: tl_create_lanes_k's)
     out += [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
     out += _lane_map(d, p, True)
     if s.inside:  # Diderot's test: s - 1 < x < size - s, strictly

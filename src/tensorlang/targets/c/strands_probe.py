@@ -205,14 +205,15 @@ def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius
     return out + sums + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
 
 
-def consts(d: int, q: str) -> list[str]:
+def consts(d: int, q: str, diag: str = "(int)im->diag") -> list[str]:
     """The descriptor ``im`` of a ``d``-D image as the constants :func:`straight` reads: its samples, the
-    map's rows ``m``, the strides, the last index of each axis ``hi``, whether the map is the identity or diagonal."""
+    map's rows ``m``, the strides, the last index of each axis ``hi``, whether the map is the identity or
+    diagonal (``diag``: the C expression that says so)."""
     return [f"{q}const double *restrict data = im->data;",
             f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
             f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
             f"{q}const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
-            f"{q}const int ident = (int)im->ident, diag = (int)im->diag;",
+            f"{q}const int ident = (int)im->ident, diag = {diag};",
             f"{q}(void)data; (void)cst; (void)ident; (void)diag;" + "".join(f" (void)m{k};" for k in range(4 * d))
             + "".join(f" (void)st{a}; (void)hi{a};" for a in range(d))]
 

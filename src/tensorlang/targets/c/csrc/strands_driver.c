@@ -35,13 +35,11 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
         }
     }
 }
-
 void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
                    const int64_t *gi, const tl_img *img, int threads) {
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t i = from; i < n; i++) { tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }
 }
-
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
 #if TL_COMM  /* run, strands and active ones at tl_S0's copy: within a run of n, a status only leaves 0 (active) */
 static int64_t tl_s0_run = -1, tl_s0_n = -1, tl_s0_act = -1;
@@ -71,7 +69,6 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
     *err = tl_err_flag;
     return active;
 }
-
 /* the update of the strands b_ .. b_ + TL_BK - 1 (a function: the loop's pointers are its own, whether
    OpenMP runs it or, at one thread, a plain loop) */
 static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *status, const double *gr,
@@ -89,7 +86,6 @@ static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *statu
         if (r) status[i] = (int8_t)r;
     }
 }
-
 TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                  const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
                  int64_t *ord, int64_t *nlive, int64_t *rank) {

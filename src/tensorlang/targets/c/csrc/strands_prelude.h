@@ -51,16 +51,6 @@ static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #ifndef TL_BK  /* strands a block of the update loop (dynamic OpenMP chunks); 256 where folds are blocked */
 #define TL_BK 64
 #endif
-/* the strands active (0) and dead (2), counted in 16-bit lanes a chunk at a time */
-static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *dead) {
-    int64_t a = 0, d = 0;
-    for (int64_t i0 = 0; i0 < n; i0 += 16384) {
-        uint16_t ac = 0, dc = 0; int64_t e = n - i0 < 16384 ? n : i0 + 16384;
-        for (int64_t i = i0; i < e; i++) { ac += status[i] == 0; dc += status[i] == 2; }
-        a += ac; d += dc;
-    }
-    *active = a; *dead = d;
-}
 #if defined(__GNUC__)  /* a block's folds on whole cache lines: a vector store split over two lines stalls the next load */
 #define TL_ALIGN __attribute__((aligned(64)))
 #else
@@ -95,6 +85,16 @@ static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *
 #else
 #define TL_NOJAM
 #endif
+/* the strands active (0) and dead (2), counted in byte lanes 192 at a time (three 64-byte vectors) */
+TL_WIDE static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *dead) {
+    int64_t a = 0, d = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += 192) {
+        uint8_t ac = 0, dc = 0; int64_t e = n - i0 < 192 ? n : i0 + 192;
+        for (int64_t i = i0; i < e; i++) { ac += status[i] == 0; dc += status[i] == 2; }
+        a += ac; d += dc;
+    }
+    *active = a; *dead = d;
+}
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
