@@ -102,15 +102,22 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
         if head and not head.startswith((b"\x93NUMPY", b"PK")):
             # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
-            kind = "text" if head.decode("utf-8", "ignore").encode() == head else "neither a .npy array nor an .npz archive"
             what = f"input {name!r}" if name else "inputs"
-            raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
-                                           "are written by np.save (.npy) and np.savez (.npz), "
+            raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {_kind_of(head)}; "
+                                           "numpy array files are written by np.save (.npy) and np.savez (.npz), "
                                            "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-        if (name is None) != head.startswith(b"PK"):
-            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array"
-                                  if name is None else f"--input {name}={path}: expected a .npy file, got an .npz archive")
+        if name is None and not head.startswith(b"PK"):
+            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array")
+        if name is not None and head.startswith(b"PK"):
+            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
         return _read_npz(fh, path, kernel) if name is None else {name: _read_npy(fh, path, name, kernel)}
+
+
+def _kind_of(head: bytes) -> str:
+    """What a file that is no numpy array file holds, judged by its first bytes."""
+    if head.decode("utf-8", "ignore").encode() == head:
+        return "text"
+    return "neither a .npy array nor an .npz archive"
 
 
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
