@@ -87,9 +87,8 @@ _ENTRIES = (
         "var A : [2 2]\nvar C : [2 2]\nC[i,i] = A[i,i]\n", "var A : [2 2]\nvar d : [2]\nd[i] = A[i,i]\n"),
     Explanation("too-large", "a size, a number or a nesting beyond what can run",
         "Declarations of 2^62 elements or more, integers of more than 100 digits, more than 64 dimensions, "
-        "expressions nested too deeply, "
-        "and runs whose tensors exceed the memory budget ($TENSORLANG_MAX_BYTES, default half the physical memory) "
-        "are refused before anything is allocated. "
+        "expressions nested too deeply, and runs whose tensors exceed the memory budget "
+        "($TENSORLANG_MAX_BYTES, default half the physical memory) are refused before anything is allocated. "
         "The message names the back end that would have run it.",
         "var x : [4294967296 4294967296]\nx = x\n", "var x : [4096 4096]\nx = x\n"),
     Explanation("input", "a bad call or a bad input file",
