@@ -9,7 +9,7 @@ import operator
 from . import lang as languages
 from .lang.language import folder_of
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, check_flag, guard, is_integer, signature_checked
+from .errors import Source, TensorLangError, check_flag, guard, is_integer, pointing_into, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -73,15 +73,13 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
     program is Core-TeIL (001 section 4)."""
     program = languages.parse(source, lang, check_params(params))
     language = languages.get(lang)
-    try:
+    with pointing_into(source):
         if core and language.core_check is None:
             raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
         checked = language.check_from(program, folder_of(source.filename))
         if core and language.core_check is not None:
             language.core_check(program)
         return checked
-    except TensorLangError as exc:
-        raise exc.with_source(source) from None
 
 
 def compile_options(backend: str = "auto", dtype="float64", pad: int | str | None = None, threads: int | None = None,
@@ -129,10 +127,8 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
         symbolic = SymbolicKernel(language, checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
         return symbolic
-    try:
+    with pointing_into(source):  # lowering errors (e.g. too-large) point into the source too
         return Kernel(language, checked, source, options, check_params(params), check_structure)
-    except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
-        raise exc.with_source(source) from None
 
 
 @guard

@@ -7,7 +7,7 @@ from typing import Mapping
 
 from . import lang as languages
 from .api import compile_checked, compile_options
-from .errors import Source, TensorLangError, guard
+from .errors import Source, TensorLangError, guard, pointing_into
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
@@ -39,8 +39,6 @@ def build(outputs, backend: str = "auto", dtype="float64", threads: int | None =
     program = languages.BUILDER.to_program(_outputs(outputs))
     # the printed program is the kernel's source: what errors name, and what a symbolic kernel specialises
     source = Source(language.print(program), "<builder>")
-    try:
+    with pointing_into(source):
         checked = language.check(program)
-    except TensorLangError as exc:
-        raise exc.with_source(source) from None
     return compile_checked(language, checked, source, compile_options(backend, dtype, threads=threads))

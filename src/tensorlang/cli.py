@@ -39,6 +39,7 @@ from .errors import Source, TensorLangError, guard
 from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
 from .semantics.types import show
+from .kernel import check_input
 from .specialize import SymbolicKernel
 from .strands import StrandRun
 from .strands.runner import write_text_file
@@ -102,14 +103,17 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
         if head and not head.startswith((b"\x93NUMPY", b"PK")):
             # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
-            kind = "text" if head.decode("utf-8", "ignore").encode() == head else "neither a .npy array nor an .npz archive"
+            kind = "neither a .npy array nor an .npz archive"
+            if head.decode("utf-8", "ignore").encode() == head:
+                kind = "text"
             what = f"input {name!r}" if name else "inputs"
-            raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
-                                           "are written by np.save (.npy) and np.savez (.npz), "
+            raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; "
+                                           "numpy array files are written by np.save (.npy) and np.savez (.npz), "
                                            "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-        if (name is None) != head.startswith(b"PK"):
-            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array"
-                                  if name is None else f"--input {name}={path}: expected a .npy file, got an .npz archive")
+        if name is None and not head.startswith(b"PK"):
+            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array")
+        if name is not None and head.startswith(b"PK"):
+            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
         return _read_npz(fh, path, kernel) if name is None else {name: _read_npy(fh, path, name, kernel)}
 
 
@@ -127,11 +131,9 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
     # the declared shape where it is known before reading (not with symbolic sizes, nor for no input)
     expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
         else tuple(kernel.checked.context[name])
-    if expected is not None and dtype.kind not in "biuf":
-        raise TensorLangError("input", f"{where} has dtype {dtype}; expected real numbers ({kernel.dtype.name})")
-    if expected is not None and tuple(shape) != expected:
-        raise TensorLangError("input", f"{where} has shape {show(tuple(shape))} but is declared {show(expected)} "
-                                       "(read from the file's header; no data was read)")
+    if expected is not None:
+        check_input(where, dtype, tuple(shape), expected, kernel.dtype,
+                    note=" (read from the file's header; no data was read)")
     limits.check_allocation(int(np.prod(shape, dtype=object)), max(dtype.itemsize, 1), where)
     try:
         stream.seek(0)

@@ -15,7 +15,7 @@ from . import lang as languages
 from . import limits
 from .api import compile_checked, compile_options
 from .ein import ir
-from .errors import Source, TensorLangError, check_keywords, is_integer, signature_checked
+from .errors import Source, TensorLangError, check_keywords, is_integer, pointing_into, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
 from .targets.c.callext import fits
@@ -301,10 +301,8 @@ def compile_spec(spec, dtype, backend: str = "auto", same: bool = False) -> Kern
     ``same``: the operands are one array, the input ``T0``."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
-    try:
+    with pointing_into(source):
         checked = language.check(spec)
-    except TensorLangError as exc:
-        raise exc.with_source(source) from None
     if same:
         language, checked = languages.EIN, languages.EIN.check(_one_input(checked.program))
     kernel = compile_checked(language, checked, source, compile_options(backend, dtype))

@@ -4,6 +4,7 @@ failed; the boundaries (:func:`guard`, the CLI) turn anything unexpected into ``
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import numbers
@@ -94,6 +95,15 @@ class TensorLangError(Exception):
     # ``args``; _rebuild bypasses __init__, so subclasses (EinsumError) come back as themselves
     def __reduce__(self):
         return (_rebuild, (type(self), self.diagnostics, self.source, self.__dict__.copy()))
+
+
+@contextlib.contextmanager
+def pointing_into(source: Source):
+    """A TensorLangError raised in the block points into ``source`` (unless it points into one already)."""
+    try:
+        yield
+    except TensorLangError as exc:
+        raise exc.with_source(source) from None
 
 
 def _rebuild(cls, diagnostics, source, state):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import limits, pipeline, stages
 from .errors import (KernelFailed, Source, TensorLangError, Unpicklable, check_flag, closest, error, guard, is_integer,
-                     signature_checked)
+                     pointing_into, signature_checked)
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -65,6 +65,16 @@ def default_threads() -> int:
     asks for more, which OpenMP would start (a million crashed the process)."""
     wanted = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     return MAX_THREADS if wanted.isdigit() and int(wanted) > MAX_THREADS else 0
+
+
+def check_input(where: str, dtype: np.dtype, shape: tuple, declared: tuple, real: np.dtype, span=None,
+                note: str = "") -> None:
+    """error[input] for an input (``where``: how the message names it) that holds no real
+    numbers or has not the ``declared`` shape; ``real``: the kernel's dtype."""
+    if dtype.kind not in "biuf":
+        raise error("input", f"{where} has dtype {dtype}; expected real numbers ({real.name})", span)
+    if shape != declared:
+        raise error("input", f"{where} has shape {show(shape)} but is declared {show(declared)}{note}", span)
 
 
 class ProgramInterface(Unpicklable):
@@ -487,12 +497,7 @@ class Kernel(ProgramInterface):
                 arr = np.asarray(float(value))
             except OverflowError:
                 raise error("input", f"input {name!r} is an integer beyond the float range", self._decl_span(name)) from None
-        if arr.dtype.kind not in "biuf":
-            raise error("input", f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
-                        self._decl_span(name))
-        if arr.shape != expected:
-            raise error("input", f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
-                        self._decl_span(name))
+        check_input(f"input {name!r}", arr.dtype, arr.shape, expected, self.dtype, self._decl_span(name))
         return arr
 
     def _validate_out(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -535,12 +540,10 @@ class Kernel(ProgramInterface):
             raise error("backend", f"stage {stage!r} is not available in this version "
                         f"(available: {', '.join(stages.IR_STAGES)})")
         until = stages.IR_STAGES[stage]
-        try:
+        with pointing_into(self.source):
             if until is None:
                 return stages.front_text(stage, self.language, self.checked)
             return stages.compiled_text(stage, self._compiled_for(until), self.language.name)
-        except TensorLangError as exc:
-            raise exc.with_source(self.source) from None
 
     @guard
     def code(self, target: str = "numpy") -> str:

@@ -21,7 +21,7 @@ from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import Source, TensorLangError, error, guard, is_integer, signature_checked
+from .errors import Source, TensorLangError, error, guard, is_integer, pointing_into, signature_checked
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
@@ -261,11 +261,9 @@ class SymbolicKernel(ProgramInterface):
         except TensorLangError as exc:  # a range condition the values break (A[i, 3] with n = 2)
             raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
                         exc.span).with_source(self.source) from None
-        try:
+        with pointing_into(self.source):
             return Kernel(self.language, checked, self.source, self._bound_options(), {**self.params, **binding},
                           self.check_structure)
-        except TensorLangError as exc:
-            raise exc.with_source(self.source) from None
 
     # ------------------------------------------------------------ chunked runs
     @guard

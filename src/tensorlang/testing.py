@@ -9,7 +9,7 @@ from typing import Mapping
 import numpy as np
 
 from .ein import interp
-from .errors import TensorLangError, error, signature_checked
+from .errors import error, pointing_into, signature_checked
 
 __all__ = ["assert_matches_reference", "reference"]
 
@@ -33,10 +33,9 @@ def _kernel(program, inputs, params):
 def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int] | None = None) -> dict:
     """Each result of the program as (value, rounding bound in units of eps), float64."""
     kernel = _kernel(program, inputs, params)
-    try:  # a missing, misspelt or misshapen input is the kernel call's error, not a ⊥ reference
+    # a missing, misspelt or misshapen input is the kernel call's error, not a ⊥ reference
+    with pointing_into(kernel.source):
         arrays = kernel._validate_inputs(inputs)
-    except TensorLangError as exc:
-        raise exc.with_source(kernel.source) from None
     store = interp.run(kernel.ein, {n: np.asarray(v, dtype=np.float64) for n, v in arrays.items()}, interp.Bounded())
     return {name: store[name] for name in kernel.outputs}
 
