@@ -242,9 +242,10 @@ class Compiler:
                 return self.call_function(f.name, e)
             if scope == "basis":
                 return self.call_basis(f.name, e)
-            if f.name == "sphere":
-                args = [lambda fr: None] * (2 - len(e.args)) + [self.expr(a) for a in e.args]  # sphere(r): at pos
-                return lambda fr: fr.rt.sphere(fr, args[0](fr), args[1](fr))
+            if f.name == "sphere":  # sphere(x, r); sphere(r): around the strand's pos (center None)
+                center = self.expr(e.args[0]) if len(e.args) == 2 else (lambda fr: None)
+                radius = self.expr(e.args[-1])
+                return lambda fr: fr.rt.sphere(fr, center(fr), radius(fr))
             return self.reduction(f.name, e.args[0])
         fn, arg, shape = self.expr(f), self.expr(e.args[0]), self.ty(e).shape
 
