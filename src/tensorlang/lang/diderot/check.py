@@ -231,7 +231,6 @@ class Checker:
         for p, a in zip(params, args):
             self.expect(from_syntax(p.type), self.expr(a, scope), a, f"strand parameter {p.name}")
 
-    # ---------------------------------------------------------------- statements
     def block(self, block: A.Block, scope: _Scope) -> None:
         inner = _Scope(scope, "local")
         for stmt in block.stmts:
@@ -291,7 +290,6 @@ class Checker:
             self.fail("undeclared", f"no strand called {s.strand}", s)
         self.new_args(s.strand, s.args, scope, s)
 
-    # ---------------------------------------------------------------- expressions
     def expr(self, e, scope: _Scope) -> Ty:
         """The type of ``e`` by its kind's rule ``e_KIND`` (as ``interp.Compiler`` compiles it), noted."""
         return self.note(e, getattr(self, "e_" + type(e).__name__)(e, scope))
@@ -329,7 +327,28 @@ class Checker:
         return self.binary(e.op, self.expr(e.left, scope), self.expr(e.right, scope), e)
 
     def e_Diff(self, e: A.Diff, scope: _Scope) -> Ty:
-        return self.diff(e, self.expr(e.operand, scope))
+        t = self.expr(e.operand, scope)
+        if t.kind != "field":
+            self.fail("shape", f"{e.op} applies to a field, not {t}", e, t)
+        if (t.k or 0) < 1:
+            self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
+                                    "reconstruct with a smoother kernel)", e)
+        k, d = (t.k or 0) - 1, self.space(t, e)
+        if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
+            return Ty("field", t.shape, d, k)
+        if e.op == "∇":
+            if t.shape != ():
+                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e, t)
+            return Ty("field", (d,), d, k)
+        if e.op == "∇⊗":
+            return Ty("field", t.shape + (d,), d, k)
+        if e.op == "∇•":
+            if t.shape != (d,):
+                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e, t)
+            return Ty("field", (), d, k)
+        if t.shape != (d,) or d not in (2, 3):
+            self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
+        return Ty("field", () if d == 2 else (3,), d, k)
 
     def e_Unary(self, e: A.Unary, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -463,29 +482,6 @@ class Checker:
         if result is None:
             self.fail("shape", f"operator {op} does not apply to {a} and {b}", node, a, b)
         return result
-
-    def diff(self, e: A.Diff, t: Ty) -> Ty:
-        if t.kind != "field":
-            self.fail("shape", f"{e.op} applies to a field, not {t}", e, t)
-        if (t.k or 0) < 1:
-            self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
-                                    "reconstruct with a smoother kernel)", e)
-        k, d = (t.k or 0) - 1, self.space(t, e)
-        if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
-            return Ty("field", t.shape, d, k)
-        if e.op == "∇":
-            if t.shape != ():
-                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e, t)
-            return Ty("field", (d,), d, k)
-        if e.op == "∇⊗":
-            return Ty("field", t.shape + (d,), d, k)
-        if e.op == "∇•":
-            if t.shape != (d,):
-                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e, t)
-            return Ty("field", (), d, k)
-        if t.shape != (d,) or d not in (2, 3):
-            self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
-        return Ty("field", () if d == 2 else (3,), d, k)
 
     def e_Apply(self, e: A.Apply, scope: _Scope) -> Ty:
         f = e.func

@@ -73,9 +73,8 @@ class Field:
         raise NotImplementedError
 
     def inside(self, x: np.ndarray) -> bool:
-        """Inside each field it is made of (its attributes, a stack's list of them)."""
-        return all(f.inside(x) for v in vars(self).values() for f in (v if isinstance(v, list) else (v,))
-                   if isinstance(f, Field))
+        """Diderot's ``inside(x, F)``: everywhere for a field sampling no image (a formula of x, a constant)."""
+        return True
 
 
 class Of(Field):
@@ -83,6 +82,9 @@ class Of(Field):
 
     def __init__(self, name, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
 
 
 _EYE = {d: np.eye(d).tolist() for d in (1, 2, 3)}
@@ -141,6 +143,9 @@ class Lifted(Field):
 
     def __init__(self, op: str, a, b, dim: int | None):  # dim None: a field over image("file"), as its operand's
         self.op, self.a, self.b, self.dim = op, a, b, dim if dim is not None else getattr(a, "dim", None) or b.dim
+
+    def inside(self, x) -> bool:  # (a constant operand is defined everywhere)
+        return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
 
     def _v(self, f, x, order):  # (a constant's derivatives: None)
         if isinstance(f, Field):
@@ -484,6 +489,9 @@ class Stack(Field):
 
     def __init__(self, fields: list):
         self.fields, self.dim = fields, fields[0].dim
+
+    def inside(self, x) -> bool:
+        return all(f.inside(x) for f in self.fields)
 
     def value(self, x, order: int):
         return np.stack([_arr(f.value(x, order)) for f in self.fields])

@@ -128,7 +128,6 @@ class Compiler:
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
 
-    # ---- expressions
     def expr(self, e) -> Callable[[Frame], Any]:
         return getattr(self, "e_" + type(e).__name__)(e)
 
@@ -184,9 +183,8 @@ class Compiler:
                 return lambda fr: FV.Compose(a(fr), b(fr))
             if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
                 return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
-            if op == "^":
-                return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
-            raise error("backend", f"the interpreter does not lift {op} to fields")
+            assert op == "^", op  # (the checker lifts no other operator: a scalar field to an int power)
+            return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
@@ -242,9 +240,10 @@ class Compiler:
                 return self.call_function(f.name, e)
             if scope == "basis":
                 return self.call_basis(f.name, e)
-            if f.name == "sphere":
-                args = [lambda fr: None] * (2 - len(e.args)) + [self.expr(a) for a in e.args]  # sphere(r): at pos
-                return lambda fr: fr.rt.sphere(fr, args[0](fr), args[1](fr))
+            if f.name == "sphere":  # sphere(x, r); sphere(r): around the strand's pos (center None)
+                center = self.expr(e.args[0]) if len(e.args) == 2 else (lambda fr: None)
+                radius = self.expr(e.args[-1])
+                return lambda fr: fr.rt.sphere(fr, center(fr), radius(fr))
             return self.reduction(f.name, e.args[0])
         fn, arg, shape = self.expr(f), self.expr(e.args[0]), self.ty(e).shape
 
@@ -301,9 +300,8 @@ class Compiler:
             def run(fr):
                 try:
                     body(fr)
-                except _Return as r:
+                except _Return as r:  # (every path of the block ends in one: check._Inits)
                     return r.args[0]
-                raise error("input", f"function {decl.name} ended without a return")
             return run
         return self.expr(decl.body)
 
@@ -408,7 +406,6 @@ class Compiler:
             return lambda fr: fr.rt.image(path(fr), want, e.span)
         return lambda fr: fr.rt.sequence(path(fr), None)
 
-    # ---- statements
     def stmt(self, s) -> Callable[[Frame], None]:
         return getattr(self, "s_" + type(s).__name__)(s)
 
@@ -893,7 +890,6 @@ class Runtime:
             return [s for s in self.strands if s.status != DEAD]
         return self.order
 
-    # ---- files
     def image(self, path, want: tuple | None = None, span=None):  # want: Checked.images's
         try:
             img = path if isinstance(path, Image) else load_image(file_path(str(path), self.base_dir))
@@ -924,7 +920,6 @@ class Runtime:
             return tuple(np.array(x) for x in arr)
         return tuple(coerce(elem, x) if elem is not None else x for x in value)
 
-    # ---- strands
     def frame(self, strand: Strand | None, loc=None) -> Frame:
         return Frame(self.g, strand.state if strand else {}, {} if loc is None else loc, strand, self)
 
