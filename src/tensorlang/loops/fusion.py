@@ -44,8 +44,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
 
     # each statement's register block, where it has one
     blocks: list[tuple[Node, ...] | None] = [
-        microkernel.vector_block(stmt, buffers)
-        if (microkernel.ENABLED_WITH_FMA if fma else microkernel.ENABLED) and len(stmt.index) >= 3 else None
+        microkernel.vector_block(stmt, buffers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
         for stmt in statements]
     # (under padding no fold: each statement re-zeroes the padding it wrote, 000 §4)
     folded = {n for n in range(len(statements) - 1) if blocks[n] is not None and pad == 1
@@ -184,9 +183,8 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         if slab <= l1:
             streams.append((min(n for n, _, _ in seen), slot, -(-slab // CACHE_LINE_BYTES), any(s for _, s, _ in seen)))
     body = list(loop.body)
-    # a statement's share goes to its outer loop (its first from 0), where that loop runs a loop of its own
-    outer = [found for found in (next(((at, node) for at, node in zip(range(*span), body[slice(*span)])
-                                       if isinstance(node, Loop) and node.start == 0), None) for span in spans)
+    # a statement's share goes to its outer loop, where that loop runs a loop of its own
+    outer = [found for found in (_first_loop(body, span) for span in spans)
              if found is not None and not found[1].simd and any(isinstance(plain(n), Loop) for n in walk(found[1].body))]
     if not outer or sum(lines for _, _, lines, _ in streams) * CACHE_LINE_BYTES * loop.extent <= l1:
         # one-loop statements, or buffers that stay in L1 from call to call: the read
@@ -207,6 +205,15 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                        for slot, begin, lines, written in runs if max(first, begin) < min(stop, begin + lines))
         body[at] = replace(node, prefetch=(*node.prefetch, *aheads))
     return replace(loop, body=tuple(body))
+
+
+def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
+    """The first loop from 0 among ``body[span]``, with its position."""
+    for at in range(*span):
+        node = body[at]
+        if isinstance(node, Loop) and node.start == 0:
+            return at, node
+    return None
 
 
 def _rename_slots(node, mapping: dict[int, int]):

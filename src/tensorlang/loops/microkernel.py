@@ -27,6 +27,11 @@ ENABLED, ENABLED_WITH_FMA = True, True
 MAX_BLOCK_ROWS = 16
 
 
+def enabled(fma: bool) -> bool:
+    """Whether a fused loop with (``fma``) or without fused multiply-adds uses the micro-kernels."""
+    return ENABLED_WITH_FMA if fma else ENABLED
+
+
 #: Rows longer than this many elements are no small product (and not worth blocking).
 MAX_ROW = 64
 

@@ -28,7 +28,7 @@ from .gemm import runs
 from .gram_chain import gram_chains, with_statements
 from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
-                    gemm_step, gram_step, mode_step)
+                    einsum_step, gemm_step, gram_step, mode_step)
 from .probe import probe_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -194,7 +194,7 @@ def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
     gemm = gemm_step(stmt, slot_of, shapes)
     if gemm is not None:
         return gemm, "GEMM"
-    return EinsumStep(slot_of[stmt.target], stmt, steps.multiply_adds(stmt, contraction_factors(stmt)[1])), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+    return einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
 
 
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
