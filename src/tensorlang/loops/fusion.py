@@ -21,7 +21,7 @@ from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loo
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from ..machine import CACHE_LINE_BYTES, PARALLEL_WORK
-from .parallel import ParallelWork, share, simd_marks, team_size, threshold_for
+from .parallel import ParallelWork, share, simd_marks, team, threshold_for
 
 
 def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
@@ -91,10 +91,10 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
     loop = _prefetch(loop, spans, buffers, fusion.cache.l1)
-    threshold = threshold_for(parallel_work, (loop,))  # by the loop's intensity, as any nest's
-    total = loop.extent * work(loop.body)
-    if loop.extent > 1 and total >= threshold:
-        loop = share(loop, team_size(total, threshold, loop.extent))
+    # by the loop's intensity, as any nest's
+    threads = team(work((loop,)), threshold_for(parallel_work, (loop,)), loop.extent)
+    if threads is not None:
+        loop = share(loop, threads)
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
 
 
@@ -252,9 +252,9 @@ def own_functions(body: tuple) -> tuple[int, ...]:
     if len(nests) < 2:
         return ()
 
-    def closed(nest: Node) -> bool:
-        started = {n.acc for n in walk((nest,)) if isinstance(n, Init)}
-        return all(n.acc in started for n in walk((nest,)) if isinstance(n, Update)) and all(
-            n.name in started for n in walk((nest,)) if isinstance(n, Acc))
+    def closed(nest: Node) -> bool:  # every accumulator it updates or reads is started inside it
+        nodes = list(walk((nest,)))
+        used = {n.acc for n in nodes if isinstance(n, Update)} | {n.name for n in nodes if isinstance(n, Acc)}
+        return used <= {n.acc for n in nodes if isinstance(n, Init)}
 
     return tuple(k for k in nests if work((body[k],)) >= OWN_FUNCTION_WORK and closed(body[k]))

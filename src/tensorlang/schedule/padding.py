@@ -6,6 +6,7 @@ chooses) are docs/c-backend.md, "Padding"; each function below names the rule it
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from ..analysis.cost import body_flops
 from ..analysis.inplace import compatible
 from ..ein import ir
 from ..ein.index import Affine, index_variables
+from ..ein.names import Fresh
 from ..ein.printer import statement_to_text
 from ..machine import TILE_BYTES
 from ..semantics.interface import Role
@@ -358,15 +360,11 @@ def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[i
     statements = list(program.statements)
     shapes = dict(program.shapes)
     decls = list(program.decls)
-    taken = set(shapes) | {name for s in statements for name, _ in s.index}
+    names = Fresh(set(shapes) | {name for s in statements for name, _ in s.index})
     copies: set[str] = set()
 
-    def fresh(base: str) -> str:
-        k, name = 1, f"{base}_p"
-        while name in taken:
-            k, name = k + 1, f"{base}_p{k}"
-        taken.add(name)
-        return name
+    def fresh(base: str) -> str:  # X_p, else X_p2, X_p3 ...
+        return names.take(itertools.chain((f"{base}_p",), (f"{base}_p{k}" for k in itertools.count(2))))
 
     def copy(target: str, source: str, var: str) -> ir.Statement:
         shape = shapes[target if target in shapes else source]

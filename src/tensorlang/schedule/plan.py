@@ -149,8 +149,6 @@ class Schedule:
     buffers: BufferPlan
     steps: tuple[Step, ...]
     dtype: str
-    #: the fused groups the steps run (:mod:`.fusion`), for ``analyze``
-    fusions: tuple[Fusion, ...] = ()
 
 
 def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
@@ -386,7 +384,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     flush()
     scheduled = [replace(s, chunk=steps.einsum_chunk(s.statements if isinstance(s, LoopStep) else (s.statement,)))
                  if isinstance(s, (LoopStep, EinsumStep)) else s for s in scheduled]
-    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
+    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
 
 
 def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:
