@@ -274,12 +274,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
 MAX_LOOP_STATEMENTS = 32
 
 
-def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
+def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str], reuse: bool,
                 fuse: bool, from_c: bool = False, pad: int = 1) -> tuple[BufferPlan, tuple[Fusion, ...]]:
     """The buffer plan with the fused groups' locals, and the groups, less those where
     memory reuse put a target in the buffer of another variable it reads."""
-    if roles is None:
-        roles = declared_roles(program.decls)
     groups = fusion_groups(program, roles, np.dtype(dtype).itemsize, splits=gemm_splits(program.shapes, from_c)) if fuse else ()
     if pad > 1:
         groups = tuple(g for g in groups if fuses_padded(g, pad))
@@ -302,8 +300,6 @@ def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool
                     buffers: BufferPlan, fusions: tuple[Fusion, ...]):
     """``local_pad``: the program through :func:`.padding.with_local_copies`, fused again,
     its plan padding the locals; as it was where a copy would not be fused."""
-    if roles is None:
-        roles = declared_roles(program.decls)
     rewritten, copies = with_local_copies(program, fusions, roles, local_pad)
     if copies:
         again, groups = _fused_plan(rewritten, dtype, roles, reuse, True, from_c)
@@ -340,6 +336,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     (:func:`_sparse_sums`, :func:`_block_structured`); ``blas_int_max``: :func:`.gemm.runs`."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
+    roles = declared_roles(program.decls) if roles is None else roles
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
     if local_pad > 1 and pad == 1 and fusions:
         program, buffers, fusions = _locally_padded(program, dtype, roles, reuse, from_c, local_pad, buffers, fusions)
