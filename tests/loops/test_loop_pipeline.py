@@ -14,8 +14,7 @@ import pytest
 
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
-from tensorlang.loops import (LOOP_PIPELINE, LOOP_REWRITE_NAMES, STRUCTURE_REWRITES, declared_structures,
-                              interchange, loop_program)
+from tensorlang.loops import LOOP_PIPELINE, LOOP_REWRITE_NAMES, STRUCTURE_REWRITES, interchange, loop_program
 from tensorlang.loops.printer import to_text
 from tensorlang.schedule import steps
 from tensorlang.machine import blas
@@ -68,9 +67,9 @@ def _kernel(text: str):
 
 def _program(kernel, skip=()):
     """The loop program of ``kernel`` with ``skip`` left out, for the caps C compiles with."""
-    caps = kernel._compiled_for("facts", "c").facts.caps
-    return loop_program(kernel.schedule, declared_structures(kernel.executed), skip=skip,
-                        blas_int_max=caps.blas_int_max if caps.blas else None)
+    facts = kernel._compiled_for("facts", "c").facts
+    return loop_program(kernel.schedule, facts.declared, skip=skip,
+                        blas_int_max=facts.caps.blas_int_max if facts.caps.blas else None)
 
 
 def _nests(program) -> tuple:
@@ -149,7 +148,7 @@ def test_the_program_records_the_rewrites_that_ran():
     (nest,) = kernel.loop_program.nests
     assert nest.rewrites == ("compress", "parallel")
     assert _program(kernel, ("compress",)).rewrites == tuple(n for n in LOOP_REWRITE_NAMES if n != "compress")
-    dense = loop_program(kernel.schedule, declared_structures(kernel.executed), compressed=False)
+    dense = loop_program(kernel.schedule, kernel._compiled_for("facts", "c").facts.declared, compressed=False)
     assert dense.rewrites == tuple(n for n in LOOP_REWRITE_NAMES if n not in STRUCTURE_REWRITES)
     assert not any(set(STRUCTURE_REWRITES) & set(nest.rewrites) for nest in dense.nests)
 

@@ -87,7 +87,7 @@ def test_tiles_is_a_loop_rewrite_and_skipping_it_leaves_the_plain_blocks():
 
 @pytest.mark.slow
 def test_rows_shorter_than_a_vector_are_not_tiles():
-    for n in (4, 6):  # 32, 48 bytes a row (microkernel.RAGGED_MIN_BYTES)
+    for n in (4, 6):  # 32, 48 bytes a row (microkernel.RAGGED_TILE_BYTES)
         k = _c(helmholtz_source(n, 3))
         assert _tiles(k) == [] and TILE_MARK not in k.target.source
     assert len(_tiles(_c(helmholtz_source(8, 3)))) == 6  # 64 bytes: one vector a row

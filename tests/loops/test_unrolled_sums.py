@@ -117,7 +117,7 @@ def test_no_cfd_vector_block_leaves_a_loop_under_its_simd_loop(program):
                 continue  # a register tile where the compiler targets AVX-512 (test_tiles.py)
             if summed.extent > microkernel.COMPILER_PEELS and not summed.unroll:
                 # cut for a ragged tile only: its plain branch runs row by row (test_ragged_tiles.py)
-                assert simd.extent * 8 >= microkernel.RAGGED_MIN_BYTES
+                assert simd.extent * 8 >= microkernel.RAGGED_TILE_BYTES
                 tile_only.append(n)
                 continue
             assert straight_line(row, summed), (n, row.unroll, summed.extent, summed.unroll)

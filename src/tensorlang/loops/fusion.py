@@ -21,7 +21,7 @@ from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loo
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from ..machine import CACHE_LINE_BYTES, PARALLEL_WORK
-from .parallel import ParallelWork, share, simd_marks, team_size, threshold_for
+from .parallel import ParallelWork, share, simd_marks, team, threshold_for
 
 
 def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
@@ -44,8 +44,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
 
     # each statement's register block, where it has one
     blocks: list[tuple[Node, ...] | None] = [
-        microkernel.vector_block(stmt, buffers)
-        if (microkernel.ENABLED_WITH_FMA if fma else microkernel.ENABLED) and len(stmt.index) >= 3 else None
+        microkernel.vector_block(stmt, buffers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
         for stmt in statements]
     # (under padding no fold: each statement re-zeroes the padding it wrote, 000 §4)
     folded = {n for n in range(len(statements) - 1) if blocks[n] is not None and pad == 1
@@ -92,10 +91,10 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
     loop = _prefetch(loop, spans, buffers, fusion.cache.l1)
-    threshold = threshold_for(parallel_work, (loop,))  # by the loop's intensity, as any nest's
-    total = loop.extent * work(loop.body)
-    if loop.extent > 1 and total >= threshold:
-        loop = share(loop, team_size(total, threshold, loop.extent))
+    # by the loop's intensity, as any nest's
+    threads = team(work((loop,)), threshold_for(parallel_work, (loop,)), loop.extent)
+    if threads is not None:
+        loop = share(loop, threads)
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
 
 
@@ -184,9 +183,8 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         if slab <= l1:
             streams.append((min(n for n, _, _ in seen), slot, -(-slab // CACHE_LINE_BYTES), any(s for _, s, _ in seen)))
     body = list(loop.body)
-    # a statement's share goes to its outer loop (its first from 0), where that loop runs a loop of its own
-    outer = [found for found in (next(((at, node) for at, node in zip(range(*span), body[slice(*span)])
-                                       if isinstance(node, Loop) and node.start == 0), None) for span in spans)
+    # a statement's share goes to its outer loop, where that loop runs a loop of its own
+    outer = [found for found in (_first_loop(body, span) for span in spans)
              if found is not None and not found[1].simd and any(isinstance(plain(n), Loop) for n in walk(found[1].body))]
     if not outer or sum(lines for _, _, lines, _ in streams) * CACHE_LINE_BYTES * loop.extent <= l1:
         # one-loop statements, or buffers that stay in L1 from call to call: the read
@@ -207,6 +205,15 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                        for slot, begin, lines, written in runs if max(first, begin) < min(stop, begin + lines))
         body[at] = replace(node, prefetch=(*node.prefetch, *aheads))
     return replace(loop, body=tuple(body))
+
+
+def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
+    """The first loop from 0 among ``body[span]``, with its position."""
+    for at in range(*span):
+        node = body[at]
+        if isinstance(node, Loop) and node.start == 0:
+            return at, node
+    return None
 
 
 def _rename_slots(node, mapping: dict[int, int]):
@@ -245,9 +252,9 @@ def own_functions(body: tuple) -> tuple[int, ...]:
     if len(nests) < 2:
         return ()
 
-    def closed(nest: Node) -> bool:
-        started = {n.acc for n in walk((nest,)) if isinstance(n, Init)}
-        return all(n.acc in started for n in walk((nest,)) if isinstance(n, Update)) and all(
-            n.name in started for n in walk((nest,)) if isinstance(n, Acc))
+    def closed(nest: Node) -> bool:  # every accumulator it updates or reads is started inside it
+        nodes = list(walk((nest,)))
+        used = {n.acc for n in nodes if isinstance(n, Update)} | {n.name for n in nodes if isinstance(n, Acc)}
+        return used <= {n.acc for n in nodes if isinstance(n, Init)}
 
     return tuple(k for k in nests if work((body[k],)) >= OWN_FUNCTION_WORK and closed(body[k]))

@@ -27,6 +27,11 @@ ENABLED, ENABLED_WITH_FMA = True, True
 MAX_BLOCK_ROWS = 16
 
 
+def enabled(fma: bool) -> bool:
+    """Whether a fused loop with (``fma``) or without fused multiply-adds uses the micro-kernels."""
+    return ENABLED_WITH_FMA if fma else ENABLED
+
+
 #: Rows longer than this many elements are no small product (and not worth blocking).
 MAX_ROW = 64
 
@@ -156,7 +161,7 @@ def _whole(site: _Site, buffers: BufferPlan) -> bool:
 
 def _ragged_tile(site: _Site, buffers: BufferPlan) -> bool:
     """Whether the block's row becomes a register tile with a masked last vector."""
-    return not _whole(site, buffers) and site.width * buffers.itemsize >= RAGGED_MIN_BYTES
+    return not _whole(site, buffers) and site.width * buffers.itemsize >= RAGGED_TILE_BYTES
 
 
 def tile_passes(blocks: tuple[int, ...], width: int, itemsize: int) -> int:
@@ -229,8 +234,6 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
 #: the plain nest the other branch); True or False: always or never (tests).
 TILES: bool | None = None
 
-#: The shortest row of a register tile that is not whole vectors (bytes; its last masked).
-RAGGED_MIN_BYTES = RAGGED_TILE_BYTES
 
 @dataclass(frozen=True)
 class Tile:
@@ -308,7 +311,7 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
         return None
     update = summed.body[0]
     if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+") or (
-            loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES):
+            loop.extent * itemsize < RAGGED_TILE_BYTES and (loop.extent * itemsize) % TILE_BYTES):
         return None
     x = loop.var
     if not store.indices or store.indices[-1] != x or any(_mentions(i, x) for i in store.indices[:-1]):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ein.index import Affine
-from .ir import Loop, Nest, Node, Select, children, replace_nodes
+from .ir import Loop, Nest, Node, Select, replace_nodes, walk
 
 #: the most cases a select may have for its loop to be split (each is a loop of its own)
 MAX_PIECES = 32
@@ -52,14 +52,11 @@ def _split(node: Node) -> tuple[Node, ...]:
 
 def _find(nodes, var: str) -> tuple[int, tuple[int, ...], int] | None:
     """(offset, bounds, cases) of the first direct-sum select over loop ``var``."""
-    stack = list(nodes)
-    while stack:
-        node = stack.pop(0)
+    for node in walk(nodes):
         if isinstance(node, Select) and node.bounds and len(node.cases) <= MAX_PIECES:
             form = _form(node.var)
             if form is not None and form[0] == var:
                 return form[1], node.bounds, len(node.cases)
-        stack.extend(children(node))
     return None
 
 

@@ -165,13 +165,6 @@ def _unless_taken(name: str, rewrite: Callable[[Nest, LoopFacts], Nest], after: 
     return run
 
 
-#: a contraction as row AXPYs (:func:`.interchange.rewrite`)
-interchange = _unless_taken("interchange", lambda nest, facts: _interchange.rewrite(nest, facts.schedule.buffers))
-#: a prefetch ahead of each strip step whose rows are far apart (:func:`.jam.prefetch_strips`)
-prefetch = _unless_taken("prefetch", lambda nest, facts: jam.prefetch_strips(
-    nest, facts.schedule.buffers.all_storage_shapes, facts.schedule.buffers.itemsize), after="strips")
-
-
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks), Gram steps' teams, probe steps' points."""
     work, numbered = facts.parallel_work, tuple(enumerate(facts.schedule.steps))
@@ -312,10 +305,11 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("compress", compress),
     ("restrict-sums", restrict_sums),
     ("restrict", restrict),
-    ("interchange", interchange),
+    ("interchange", _unless_taken("interchange", lambda nest, facts: _interchange.rewrite(nest, facts.schedule.buffers))),
     ("rows", _unless_taken("rows", lambda nest, facts: jam.rows(nest))),
     ("strips", _unless_taken("strips", lambda nest, facts: jam.strips(nest))),
-    ("prefetch", prefetch),
+    ("prefetch", _unless_taken("prefetch", lambda nest, facts: jam.prefetch_strips(
+        nest, facts.schedule.buffers.all_storage_shapes, facts.schedule.buffers.itemsize), after="strips")),
     ("parallel", parallel),
     ("pieces", pieces),
     ("pack-in-producer", pack_in_producer),

@@ -109,10 +109,8 @@ class _Printer:
         if nest.inputs:
             note += f"  (reads {', '.join(self.names[s] for s in nest.inputs)} from the caller's input)"
         self.fma = nest.fma
-        if nest.fused:
-            lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}{note}")
-        else:
-            lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
+        text = f"fused: {'; '.join(map(statement_to_text, nest.fused))}" if nest.fused else statement_to_text(nest.statement)
+        lines.append(f"{'  ' * depth}# {text}{note}")
         if nest.heap:
             lines.append(f"{'  ' * depth}# a heap block of {nest.heap} bytes for the large locals")
         for node in nest.body:

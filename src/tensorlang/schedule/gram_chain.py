@@ -13,6 +13,7 @@ from typing import Mapping
 
 from ..ein import ir
 from ..ein.index import Domain
+from ..ein.names import Fresh
 from ..semantics.interface import Role, roles as declared_roles
 from .steps import blas_shape, contraction_factors, gram_step, multiply_adds
 
@@ -46,12 +47,6 @@ def _same(left: list[ir.Tensor], lsum: set[str], right: list[ir.Tensor], rsum: s
     return False
 
 
-def _fresh(taken: set[str], stem: str) -> str:
-    name = next(f"{stem}{n}" for n in itertools.count() if f"{stem}{n}" not in taken)
-    taken.add(name)
-    return name
-
-
 def merged_pair(definition: ir.Statement, middle: ir.Statement, last: ir.Statement,
                 shapes: Mapping[str, tuple[int, ...]]) -> ir.Statement | None:
     """``S[i,j] = Σ Y[..i..] Y[..j..]`` when ``middle`` (T = Σ ... Y ...) followed by
@@ -69,10 +64,11 @@ def merged_pair(definition: ir.Statement, middle: ir.Statement, last: ir.Stateme
     # compose: T's access in `last` replaced by T's body, its summed indices made fresh
     taken = {i for s in (middle, last, definition) for i, _ in (*s.index, *contraction_factors(s)[1])}
     taken |= {i for s in (middle, last, definition) for t in contraction_factors(s)[0] for i in t.indices}
+    fresh = Fresh(taken)  # s0, s1 ... and d0, d1 ...: the first free
     rename = dict(zip((name for name, _ in middle.index), t_uses[0].indices))
     extents = dict(fin[1])
     for name, extent in mid[1]:
-        rename[name] = _fresh(taken, "s")
+        rename[name] = fresh.take(f"s{n}" for n in itertools.count())
         extents[rename[name]] = extent
     composed = [t for t in fin[0] if t.name != middle.target]
     composed += [ir.Tensor(t.name, tuple(rename[i] for i in t.indices)) for t in mid[0]]
@@ -93,7 +89,7 @@ def merged_pair(definition: ir.Statement, middle: ir.Statement, last: ir.Stateme
     second = tuple(j if name == i else name for name in first.indices)
     dmap = dict(zip((name for name, _ in definition.index), second))
     for name, _ in dfn[1]:
-        dmap[name] = _fresh(taken, "d")
+        dmap[name] = fresh.take(f"d{n}" for n in itertools.count())
     expanded = [first] + [ir.Tensor(t.name, tuple(dmap[x] for x in t.indices)) for t in dfn[0]]
     if not _same(composed, summed, expanded, {x for x in first.indices if x in summed} | {dmap[n] for n, _ in dfn[1]}):
         return None

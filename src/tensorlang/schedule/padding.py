@@ -6,6 +6,7 @@ chooses) are docs/c-backend.md, "Padding"; each function below names the rule it
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from ..analysis.cost import body_flops
 from ..analysis.inplace import compatible
 from ..ein import ir
 from ..ein.index import Affine, index_variables
+from ..ein.names import Fresh
 from ..ein.printer import statement_to_text
 from ..machine import TILE_BYTES
 from ..semantics.interface import Role
@@ -248,9 +250,7 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
                           f"{AUTO_LOCAL_MAX_GROWTH} times their length: the statements that are no register tile pay for it")
     if rows:
         done = f"rows of {', '.join(map(str, rows))} run without remainder"
-        why = next((f"a fused loop does {flops} flops on the {g.bytes_fused} bytes it moves, fewer than "  # memory-bound
-                    f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit" for g in fused
-                    if (flops := _flops(g.statements)) < AUTO_LOCAL_FLOPS_PER_BYTE * g.bytes_fused), None)
+        why = _memory_bound(fused)
         over = [b for g in fused if (b := _locals_held(g, width, schedule.buffers.itemsize)) > AUTO_LOCAL_L2_FRACTION * g.cache.l2]
         if why is not None or not over:
             return AutoPad(1, why or f"the fused loops' locals padded to {width} (their {done}; the caller's arrays are "
@@ -263,9 +263,7 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
                                   "copying the caller's arrays costs)", locals=width)
         return AutoPad(1, f"the fused loops' locals padded to {width} (their {done}; {past}, but {why})", locals=width)
     decided = [(stmt, decide(stmt, width)) for stmt in program.statements]
-    remainders = sorted({n for stmt, chosen in decided  # of the extents of the loops padding would run padded
-                         for name, n in (*stmt.index[-1:], *(pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum)
-                                                             for pair in node.index)) if name in chosen.extents and n % width})
+    remainders = sorted({n for stmt, chosen in decided for n in _padded_extents(stmt, chosen) if n % width})
     if not remainders:
         return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
     for _, chosen in decided:
@@ -305,11 +303,28 @@ def vector_ops(n: int, width: int) -> int:
     return whole + rest // half + rest % half
 
 
+def _memory_bound(groups) -> str | None:
+    """Why padding fused ``groups`` would not pay: one is bound by memory (None: none is)."""
+    for group in groups:
+        flops = _flops(group.statements)
+        if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
+            return (f"a fused loop does {flops} flops on the {group.bytes_fused} bytes it moves, fewer than "
+                    f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit")
+    return None
+
+
 def _locals_held(group, width: int, itemsize: int) -> int:
     """The bytes of one iteration of fused ``group``'s locals padded to ``width``."""
     slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]
     slices += [local.storage for local in group.locals if not local.per_iteration]
     return sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
+
+
+def _padded_extents(stmt: ir.Statement, chosen: StatementPadding) -> list[int]:
+    """The extents of the loops that padding would run padded in ``stmt``, ``chosen`` its
+    :func:`decide` (docs/c-backend.md, "Padding")."""
+    sums = [pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum) for pair in node.index]
+    return [n for name, n in (*stmt.index[-1:], *sums) if name in chosen.extents]
 
 
 def _flops(statements) -> int:
@@ -345,15 +360,11 @@ def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[i
     statements = list(program.statements)
     shapes = dict(program.shapes)
     decls = list(program.decls)
-    taken = set(shapes) | {name for s in statements for name, _ in s.index}
+    names = Fresh(set(shapes) | {name for s in statements for name, _ in s.index})
     copies: set[str] = set()
 
-    def fresh(base: str) -> str:
-        k, name = 1, f"{base}_p"
-        while name in taken:
-            k, name = k + 1, f"{base}_p{k}"
-        taken.add(name)
-        return name
+    def fresh(base: str) -> str:  # X_p, else X_p2, X_p3 ...
+        return names.take(itertools.chain((f"{base}_p",), (f"{base}_p{k}" for k in itertools.count(2))))
 
     def copy(target: str, source: str, var: str) -> ir.Statement:
         shape = shapes[target if target in shapes else source]

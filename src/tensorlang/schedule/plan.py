@@ -28,7 +28,7 @@ from .gemm import runs
 from .gram_chain import gram_chains, with_statements
 from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
-                    gemm_step, gram_step, mode_step)
+                    einsum_step, gemm_step, gram_step, mode_step)
 from .probe import probe_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -149,8 +149,6 @@ class Schedule:
     buffers: BufferPlan
     steps: tuple[Step, ...]
     dtype: str
-    #: the fused groups the steps run (:mod:`.fusion`), for ``analyze``
-    fusions: tuple[Fusion, ...] = ()
 
 
 def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
@@ -194,7 +192,7 @@ def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
     gemm = gemm_step(stmt, slot_of, shapes)
     if gemm is not None:
         return gemm, "GEMM"
-    return EinsumStep(slot_of[stmt.target], stmt, steps.multiply_adds(stmt, contraction_factors(stmt)[1])), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+    return einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
 
 
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
@@ -276,12 +274,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
 MAX_LOOP_STATEMENTS = 32
 
 
-def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
+def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str], reuse: bool,
                 fuse: bool, from_c: bool = False, pad: int = 1) -> tuple[BufferPlan, tuple[Fusion, ...]]:
     """The buffer plan with the fused groups' locals, and the groups, less those where
     memory reuse put a target in the buffer of another variable it reads."""
-    if roles is None:
-        roles = declared_roles(program.decls)
     groups = fusion_groups(program, roles, np.dtype(dtype).itemsize, splits=gemm_splits(program.shapes, from_c)) if fuse else ()
     if pad > 1:
         groups = tuple(g for g in groups if fuses_padded(g, pad))
@@ -304,8 +300,6 @@ def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool
                     buffers: BufferPlan, fusions: tuple[Fusion, ...]):
     """``local_pad``: the program through :func:`.padding.with_local_copies`, fused again,
     its plan padding the locals; as it was where a copy would not be fused."""
-    if roles is None:
-        roles = declared_roles(program.decls)
     rewritten, copies = with_local_copies(program, fusions, roles, local_pad)
     if copies:
         again, groups = _fused_plan(rewritten, dtype, roles, reuse, True, from_c)
@@ -342,6 +336,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     (:func:`_sparse_sums`, :func:`_block_structured`); ``blas_int_max``: :func:`.gemm.runs`."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
+    roles = declared_roles(program.decls) if roles is None else roles
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
     if local_pad > 1 and pad == 1 and fusions:
         program, buffers, fusions = _locally_padded(program, dtype, roles, reuse, from_c, local_pad, buffers, fusions)
@@ -386,7 +381,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     flush()
     scheduled = [replace(s, chunk=steps.einsum_chunk(s.statements if isinstance(s, LoopStep) else (s.statement,)))
                  if isinstance(s, (LoopStep, EinsumStep)) else s for s in scheduled]
-    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
+    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
 
 
 def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:

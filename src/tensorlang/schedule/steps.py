@@ -303,6 +303,11 @@ class EinsumStep(_BlasStep):
     chunk: int = 0  # as LoopStep.chunk
 
 
+def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
+    _, summed, _ = contraction_factors(stmt)
+    return EinsumStep(slot_of[stmt.target], stmt, multiply_adds(stmt, summed))
+
+
 # ------------------------------------------------------------------ Gram products
 #: The Gram kernel (docs/einsum.md): the most columns m (XᵀX, the third moment); without
 #: AVX-512 the work n·m² and n·m³ where it wins; the m mod 8 last columns taken as a strip.
