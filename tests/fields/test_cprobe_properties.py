@@ -13,7 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.fields import KERNELS, cprobe, reconstruct, run
+from tensorlang.loops.parallel import probe_threads_from
 from tensorlang.targets.c import probe as c_probe
+from tensorlang.targets.c import threshold
 
 pytestmark = pytest.mark.skipif(not cprobe.available(), reason="no working C compiler")
 
@@ -62,6 +64,11 @@ def cases(draw, dim=None, support=None, scalar=False):
     with np.errstate(all="ignore"):
         points = (img.world[:d, :d] @ x.T).T + img.world[:d, d]
     return img, kern, order, points
+
+
+def parallel_points(d: int, support: int, ncomp: int) -> int:
+    """The points from which a probe runs on threads, on this machine."""
+    return probe_threads_from(d, support, ncomp, threshold.parallel_work())
 
 
 def _agree(ours, ref):
@@ -140,7 +147,7 @@ def test_many_points_on_threads_equal_one_thread():
     batch) gives what one thread gives."""
     rng = np.random.default_rng(7)
     img = tl.image(rng.normal(size=(12, 13, 14)))
-    pts = rng.uniform(0.5, 12.5, size=(3 * cprobe.parallel_points(3, 4, 1) + 5, 3))
+    pts = rng.uniform(0.5, 12.5, size=(3 * parallel_points(3, 4, 1) + 5, 3))
     one = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=1)
     many = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=3)
     assert np.array_equal(one, many, equal_nan=True)
@@ -195,7 +202,7 @@ def _block_order_equals_given_order(case, threads):
     # them; past cprobe.parallel_points, so that threads > 1 sort in parallel (each thread counts
     # and scatters its own range: every point must still get its own result)
     rng = np.random.default_rng(len(points))
-    reps = max(40, -(-(cprobe.parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 5)
+    reps = max(40, -(-(parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 5)
                      // len(points)))
     many = np.concatenate([points] * reps)[rng.permutation(reps * len(points))]
     assert np.array_equal(cprobe.probe(img, kern, order, many, threads=threads, sort=False),

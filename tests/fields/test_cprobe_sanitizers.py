@@ -27,7 +27,7 @@ import tensorlang as tl
 from tensorlang.fields import KERNELS, cprobe, reconstruct
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import probe as c_probe
-from test_cprobe_properties import _agree, cases
+from test_cprobe_properties import _agree, cases, parallel_points
 
 
 def _literal(x: float) -> str:
@@ -84,7 +84,7 @@ def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads:
         # sort 2 and threads: always sorted
         patch.setattr(c_probe, "COHERENT_POINTS", c_probe.COHERENT_POINTS if sort == 1 and threads == 1 else 0)
         patch.setattr(c_probe, "ROWS", rows)
-        src, _ = c_probe.source(img.dim, kern, order, ncomp, cprobe.parallel_points(img.dim, kern.support, ncomp))
+        src, _ = c_probe.source(img.dim, kern, order, ncomp, parallel_points(img.dim, kern.support, ncomp))
     n = points.shape[0]
     shape = (n,) + img.voxel_shape + (img.dim,) * order
     full = int(np.prod(shape[1:], dtype=np.int64))
@@ -134,7 +134,7 @@ def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):
     if not c_build.require_compiler().openmp:
         pytest.skip("no OpenMP: the sort is the one-thread one, tested above")
     img, kern, order, points = case
-    reps = -(-(cprobe.parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 3) // points.shape[0])
+    reps = -(-(parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 3) // points.shape[0])
     many = np.concatenate([points] * reps)[np.random.default_rng(seed).permutation(reps * points.shape[0])]
     ours = run_sanitized(img, kern, order, many, 2, threads=2)  # in a scratch buffer of the exact size
     _agree(ours, cprobe.probe(img, kern, order, many, sort=False))
@@ -152,7 +152,7 @@ def test_the_write_combined_sort_of_many_blocks_is_clean_under_sanitizers(thread
     rng = np.random.default_rng(threads)
     img = tl.image(rng.normal(size=(33, 33, 33)))  # 3 blocks of 16 cells per axis
     kern = KERNELS["bspln3"]
-    n = max(3001, cprobe.parallel_points(3, 4, 1) + 37) | 1
+    n = max(3001, parallel_points(3, 4, 1) + 37) | 1
     points = rng.uniform(-1.0, 34.0, size=(n, 3))
     points[:2] = [np.nan, 3.0, 3.0], [np.inf, 1.0, 2.0]
     ours = run_sanitized(img, kern, 1, points, 2, threads=threads)

@@ -437,13 +437,8 @@ class _Space:
     """The variables of one statement (its σ and every binder), named v0, v1, ... in isl."""
 
     def __init__(self, stmt: ir.Statement):
-        names: dict[str, int] = {}
-        for v, _ in stmt.index:
-            names.setdefault(v, 0)
-        for node in ir.nodes(stmt.body):
-            for v, _ in ir.binders(node):
-                names.setdefault(v, 0)
-        self.names = tuple(names)
+        variables = [v for v, _ in stmt.index] + [v for node in ir.nodes(stmt.body) for v, _ in ir.binders(node)]
+        self.names = tuple(dict.fromkeys(variables))  # each once, first seen first
         self.isl = {v: f"v{n}" for n, v in enumerate(self.names)}
         self.tuple = "[" + ", ".join(self.isl[v] for v in self.names) + "]"
 

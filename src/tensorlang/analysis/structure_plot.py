@@ -12,12 +12,8 @@ from .structure import TensorStructure, infer, representatives, support_mask
 
 
 def _grid(s: TensorStructure) -> np.ndarray:
-    """0 zero, 1 copy, 2 unique, over the tensor's positions (0-based)."""
-    grid = np.zeros(s.shape, dtype=np.int8)
-    for support, value in ((s.support, 1), (s.unique, 2)):
-        for point in TensorStructure(s.name, s.shape, support).support_points():
-            grid[tuple(p - 1 for p in point)] = value
-    return grid
+    """0 zero, 1 copy, 2 unique, over the tensor's positions (0-based): the unique set is inside the support."""
+    return support_mask(s).astype(np.int8) + support_mask(TensorStructure(s.name, s.shape, s.unique))
 
 
 def _panel(grid: np.ndarray) -> np.ndarray:

@@ -13,8 +13,15 @@ from .index import Index
 from .printer import _ATOM, RENDER, expr_to_text
 
 
+class _AnyExtent(ir.Node):
+    """A form whose index uses range over any extent (the verifier checks none of them)."""
+
+    def use_extents(self, shapes):
+        return (None,) * len(self.index_uses())
+
+
 @dataclass(frozen=True)
-class Conv(ir.Node):
+class Conv(_AnyExtent):
     """V_α ⊛ H^β: the field reconstructed from image ``image`` with ``kernel``, at voxel
     component indices α = ``comps``, with derivative indices β = ``derivs`` (world space)."""
 
@@ -30,12 +37,9 @@ class Conv(ir.Node):
         n = len(self.comps)
         return Conv(self.image, self.kernel, tuple(uses[:n]), tuple(uses[n:]))
 
-    def use_extents(self, shapes):
-        return (None,) * (len(self.comps) + len(self.derivs))
-
 
 @dataclass(frozen=True)
-class Diff(ir.Node):
+class Diff(_AnyExtent):
     """∂/∂x_index ◇ body: the partial derivative along world axis ``index``."""
 
     index: Index
@@ -52,9 +56,6 @@ class Diff(ir.Node):
 
     def with_index_uses(self, uses):
         return Diff(uses[0], self.body)
-
-    def use_extents(self, shapes):
-        return (None,)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Probe(ir.Node):
 
 
 @dataclass(frozen=True)
-class Sample(ir.Node):
+class Sample(_AnyExtent):
     """The probe tensor ``P[p, α, β] = ∂^β (V_α ⊛ h)(M·x[p])`` of one (image, kernel,
     derivative order) at a batch of points, index-space derivatives, ⊥ outside; it reads
     ``image``, ``points`` (N × dim) and ``geometry`` (per space axis the world-to-index
@@ -98,9 +99,6 @@ class Sample(ir.Node):
 
     def with_index_uses(self, uses):
         return Sample(self.kernel, self.order, tuple(uses), self.image, self.points, self.geometry)
-
-    def use_extents(self, shapes):
-        return (None,) * len(self.indices)
 
 
 def sample_text(e: Sample) -> tuple[str, int]:

@@ -15,7 +15,6 @@ from ..ein import ir
 from ..ein.fields import Sample
 from ..errors import Source
 from ..kernel import Kernel as CompiledKernel
-from ..loops.parallel import probe_threads_from
 from ..targets.c import build as c_build
 from ..pipeline import Options
 from ..sampling.image import Image
@@ -31,12 +30,6 @@ OPTIONS = Options("c", np.dtype(np.float64), opt=False)
 def available() -> bool:
     """Whether a C compiler works here (the probes then run in generated C)."""
     return c_build.find_compiler() is not None
-
-
-def parallel_points(d: int, support: int, ncomp: int) -> int:
-    """The points from which a probe runs on threads, on this machine."""
-    from ..targets.c import threshold
-    return probe_threads_from(d, support, ncomp, threshold.parallel_work())
 
 
 def geometry(img: Image) -> np.ndarray:

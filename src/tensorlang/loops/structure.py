@@ -298,12 +298,11 @@ def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dic
     left out (a superset of the support: docs/structure.md, "Compressed computation")."""
     from ..analysis.structure import _Space, _support
     space = _Space(stmt)
-    binders = [v for node in ein.nodes(stmt.body) for v, _ in ein.binders(node)]
+    bound = [b for node in ein.nodes(stmt.body) for b in ein.binders(node)]
+    binders = [v for v, _ in bound]
     if len(binders) != len(set(binders)) or set(binders) & {v for v, _ in stmt.index}:
         return {}
-    extents = dict(stmt.index)
-    for node in ein.nodes(stmt.body):
-        extents.update(dict(ein.binders(node)))
+    extents = {**dict(stmt.index), **dict(bound)}
     limits = space.where(" and ".join(f"1 <= {space.isl[v]} <= {n}" for v, n in extents.items()))
     plans: dict[str, tuple] = {}
 

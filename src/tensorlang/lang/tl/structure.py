@@ -35,14 +35,13 @@ def structure_of(decl: ast.Decl) -> Structure | None:
     shape, rank, kind = decl.shape, len(decl.shape), note.kind
     if kind in MATRIX_WORDS and rank != 2:
         raise _fail(f"{kind} is a matrix structure; {decl.name!r} has {rank} dimensions", note.span)
+    names = position_names(rank)
+    text = kind if note.arg is None else f"{kind}({note.arg})"
     if kind == "symmetric":
         if rank < 2:
             raise _fail(f"symmetric needs at least 2 dimensions; {decl.name!r} has {rank}", note.span)
         if any(d != shape[0] for d in shape):
             raise _fail(f"symmetric needs equal extents; {decl.name!r} is [{' '.join(map(str, shape))}]", note.span)
-    names = position_names(rank)
-    text = kind if note.arg is None else f"{kind}({note.arg})"
-    if kind == "symmetric":
         chain = tuple(Condition(names[n], "<=", names[n + 1]) for n in range(rank - 1))
         return Structure(rank, (chain,), True, text)
     if kind in TRIANGLES:
