@@ -170,6 +170,18 @@ def test_folds_within_one_are_8_bits_in_lanes():
         same(p.run({}, backend="interp"), p.run({}, backend="c", threads=threads))
 
 
+def test_a_real_copy_of_an_8_bit_fold_is_a_double_in_lanes():
+    """``real c = n`` of an 8-bit neighbour count is a double in the update's lanes, as in the
+    interpreter: ``-c`` is -0.0 where n is 0, so ``1.0 / (-c)`` is -inf (an int copy would give +inf)."""
+    p = program(FOLD8.replace("output int w = 0;", "output real w = 0.0;").replace("w = c;", "real r = n;\n      w = 1.0 / (-r);"))
+    src = runner_of(p).source
+    assert re.search(r"double l_r_\d+ = l_n_", src)
+    ref = p.run({}, backend="interp")
+    assert np.isneginf(ref.outputs["w"]).any()
+    for threads in (1, 2):
+        same(ref, p.run({}, backend="c", threads=threads))
+
+
 def test_a_run_that_failed_leaves_no_positions_behind(monkeypatch):
     """Creation in lanes leaves the positions as they are only where the state arrays are those
     of the run before, whose grid and globals were the same (``Run.same_pos``): a run that failed

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import limits
-from ..errors import Source, TensorLangError, error
+from ..errors import Source, TensorLangError, error, pointing_into
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
 from . import builder, ein_built, einsum
@@ -214,12 +214,10 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
     ``params`` (name -> positive int, ``--param``) binds symbolic sizes in the
     declarations (:func:`~tensorlang.semantics.sizes.bind`, the same for every front
     end); a name the program does not use is error[input]."""
-    try:
+    with pointing_into(source):
         language = get(lang)
         program = language.parse(source.text, params or {})
         return program if language.binds_params else bind(program, params or {})
-    except TensorLangError as exc:
-        raise exc.with_source(source) from None
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "FRONT_ENDS", "Language", "from_json", "to_json", "PUBLIC", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",

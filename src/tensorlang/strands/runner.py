@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import limits
-from ..errors import TensorLangError, Unpicklable, error
+from ..errors import TensorLangError, Unpicklable, error, pointing_into
 from ..lang.language import folder_of
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
@@ -193,12 +193,10 @@ class StrandRun(Unpicklable):
         """The program of ``source`` (a :class:`~tensorlang.errors.Source`) in ``language``, a
         front end with a ``strands(checked, folder)`` hook; errors point into the source.
         (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
-        try:
+        with pointing_into(source):
             folder = folder_of(source.filename)
             checked = language.check_from(language.parse(source.text, {}), folder)
             return cls(language.strands(checked, folder), source, threads, backend)
-        except TensorLangError as exc:
-            raise exc.with_source(source) from None
 
     @property
     def name(self) -> str:
@@ -323,11 +321,9 @@ class StrandRun(Unpicklable):
                                    self.grid)
 
         started = time.perf_counter()
-        try:  # a run-time error at a position points into the program's text
+        with pointing_into(self.source):  # a run-time error at a position points into the program's text
             res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
                             lambda text: say.line(f"tensorlang: note: {text}"))
-        except TensorLangError as exc:
-            raise exc.with_source(self.source) from None
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)

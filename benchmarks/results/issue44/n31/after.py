@@ -47,7 +47,7 @@ with threadpool_limits(1):
         for k in (1, 4):
             fusion.FUSION_PAST_L2 = k
             ks[k] = tl.compile(src, backend="c", threads=1, params=params)
-            ws[k] = [f.working_set for f in dict.fromkeys(s.fusion for s in ks[k].schedule.steps if s.fusion)]
+            ws[k] = [f.working_set for f in dict.fromkeys(s.fusion for s in ks[k].schedule.steps if getattr(s, "fusion", None))]
         os.environ.pop("TENSORLANG_CACHE_SIZES", None)
         machine.cache_sizes.cache_clear()
         args = c_arrays(inp)

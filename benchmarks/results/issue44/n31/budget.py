@@ -30,7 +30,7 @@ def compile_under(src, size):
     machine.cache_sizes.cache_clear()
     k = tl.compile(src, backend="c", threads=1)
     sched = k.schedule if not callable(k.schedule) else k.schedule()
-    fused = dict.fromkeys(s.fusion for s in sched.steps if s.fusion)  # (the steps' fused groups, in order)
+    fused = dict.fromkeys(s.fusion for s in sched.steps if getattr(s, "fusion", None))  # (the steps' fused groups, in order)
     os.environ.pop("TENSORLANG_CACHE_SIZES", None)
     machine.cache_sizes.cache_clear()
     return k, [(f.working_set, f.budget) for f in fused]

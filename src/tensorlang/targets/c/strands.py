@@ -340,9 +340,9 @@ class Renderer:
                         return False
                     ty = _CTY[s.ty] if name in self.reset else self._fold_cty(s)  # (8 bits: the block's own width)
                     out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
-                else:  # (a copy of an 8-bit local that nothing sets again is one too)
-                    ty = "int8_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane8 \
-                        and name not in self.reset else _CTY[s.ty]
+                else:  # (an int copy of an 8-bit local that nothing sets again is one too; a real copy is a double)
+                    ty = "int8_t" if s.ty == "int" and isinstance(s.init, S.Ref) and s.init.space == "l" \
+                        and s.init.name in self.lane8 and name not in self.reset else _CTY[s.ty]
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
                 self.lane8.update([name] if ty == "int8_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
@@ -395,7 +395,8 @@ class Renderer:
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
                 + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
-                   f"TL_CLATTR static int tl_create_lanes({args}) {{", f"    int v_ = (tl_kpos ? 1 : 0) + ({diag or 0} ? 2 : 0);",
+                   f"TL_CLATTR static int tl_create_lanes({args}) {{",
+                   f"    int v_ = (tl_kpos ? 1 : 0) + ({diag} ? 2 : 0);" if diag else "    int v_ = tl_kpos ? 1 : 0;",
                    "    return " + " : ".join(f"v_ == {v} ? tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {v})" for v in range(3 if diag else 1))
                    + f" : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {3 if diag else 1});", "}"])
 
