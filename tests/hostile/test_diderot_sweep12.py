@@ -121,3 +121,32 @@ def test_an_invalid_operand_gives_the_processors_nan_in_the_interpreter():
 def test_an_invalid_operand_prints_the_same_in_c_and_the_interpreter():
     a, b = both(INVALID)
     assert a.printed == b.printed
+
+
+# sgn (tensorlang's, diderotc has none) of -0.0 gave +0 in the interpreter (numpy's sign) and -0
+# in the C executor (tl_sgn keeps a zero and ⊥ as they are): print wrote 0 and -0.
+SIGNS = """#version 2.0
+input real zz = 0.0;
+strand S (int i) {
+  output real r = 0.0;
+  update {
+    real nz = -zz;
+    print(sgn(nz), " ", sgn(zz), " ", sgn(zz / zz), " ", sgn(-2.5), " ", sgn(1.0e-300), "\\n");
+    r = sgn(nz);
+    stabilize;
+  }
+}
+create_collection { S(i) | i in 0..0 };
+"""
+
+
+def test_sgn_keeps_the_sign_of_a_zero_in_the_interpreter():
+    got = program(SIGNS).run({}, backend="interp")
+    assert got.printed == "-0 0 nan -1 1\n"
+    assert math.copysign(1.0, float(got.outputs["r"][0])) == -1.0
+
+
+@needs_cc
+def test_sgn_prints_the_same_in_c_and_the_interpreter():
+    a, b = both(SIGNS)
+    assert a.printed == b.printed

@@ -730,7 +730,7 @@ BASIS: dict[str, Callable] = {
     "atan": math.atan, "sinh": lambda x: float(np.sinh(x)), "cosh": lambda x: float(np.cosh(x)), "tanh": math.tanh,
     "erf": math.erf, "erfc": math.erfc, "ceil": lambda x: float(np.ceil(x)), "floor": lambda x: float(np.floor(x)),
     "round": lambda x: x if not math.isfinite(x) else float(np.round(x)) if abs(x - math.floor(x)) != 0.5 else float(math.copysign(math.floor(abs(x)) + 1, x)),
-    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: float(np.sign(x)),
+    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: 1.0 if x > 0 else -1.0 if x < 0 else float(x),  # ±0 and ⊥ as they are (tl_sgn)
     "abs": lambda x: wrap64(abs(x)) if isinstance(x, int) else abs(x),  # |-2^63| wraps to -2^63, as in C
     "atan2": math.atan2, "fmod": _safe(math.fmod, _INVALID), "pow": _pow,
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
