@@ -580,7 +580,7 @@ def _norm(v) -> float:
     total = 0.0
     for x in np.asarray(v, dtype=np.float64).flat:
         total += x * x
-    return math.sqrt(total)
+    return math.sqrt(total) if total >= 0 else math.nan  # (⊥ without its sign bit, as tl_sqrt)
 
 
 def _div(a, b):
@@ -725,7 +725,7 @@ def _safe(fn, invalid=math.nan):
 
 BASIS: dict[str, Callable] = {
     "sqrt": _safe(lambda x: math.sqrt(x) if x >= 0 else math.nan), "exp": _safe(lambda x: np.exp(x)),
-    "log": _safe(lambda x: np.log(x)), "log2": _safe(np.log2), "log10": _safe(np.log10),
+    "log": _safe(lambda x: np.log(x)), "log2": _safe(np.log2), "log10": _safe(lambda x: np.log10(x) if not x < 0 else math.nan),  # (C's log10: nan)
     "sin": _safe(math.sin, _INVALID), "cos": _safe(math.cos, _INVALID), "tan": _safe(math.tan, _INVALID), "asin": _safe(math.asin), "acos": _safe(math.acos),
     "atan": math.atan, "sinh": lambda x: float(np.sinh(x)), "cosh": lambda x: float(np.cosh(x)), "tanh": math.tanh,
     "erf": math.erf, "erfc": math.erfc, "ceil": lambda x: float(np.ceil(x)), "floor": lambda x: float(np.floor(x)),
