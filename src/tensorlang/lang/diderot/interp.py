@@ -222,8 +222,7 @@ class Compiler:
         return range_
 
     def e_Norm(self, e):
-        a = self.expr(e.operand)
-        t = self.ty(e.operand)
+        a, t = self.expr(e.operand), self.ty(e.operand)
         if t.kind == "int":
             return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
@@ -411,17 +410,19 @@ class Compiler:
 
     def s_Block(self, s):
         body = [self.stmt(x) for x in s.stmts]
-        if len(body) == 1:
+        declared = [x.name for x in s.stmts if isinstance(x, A.Decl)]  # shadow outer locals until the block ends
+        if len(body) == 1 and not declared:
             return body[0]
 
         def block(fr):
+            saved = {name: fr.l[name] for name in declared if name in fr.l}
             for st in body:
                 st(fr)
+            fr.l.update(saved)  # (an inner local left over is never read: the checker; stabilize, die, continue, return end the method)
         return block
 
     def s_Decl(self, s):
-        ty = from_syntax(s.type)
-        name = s.name
+        ty, name = from_syntax(s.type), s.name
         if s.init is None:
             zero = _zero(ty)
             return lambda fr: fr.l.__setitem__(name, zero)
@@ -472,9 +473,11 @@ class Compiler:
         dom, body, name = self.expr(s.domain), self.stmt(s.body), s.name
 
         def foreach(fr):
+            saved = {name: fr.l[name]} if name in fr.l else {}  # the loop's variable shadows an outer local
             for item in dom(fr):
                 fr.l[name] = item
                 body(fr)
+            fr.l.update(saved)
         return foreach
 
     def s_Stabilize(self, s):  # (and s_Die, s_Continue: the statement's exception)
@@ -506,23 +509,21 @@ class Compiler:
         return lambda fr: fr.rt.pending.append(fr.rt.make_strand([a(fr) for a in args]))
 
 
-_MISSING = object()
 #: the strands numStrands(), numActive() and numStable() count
 _COUNTS = {"numStrands": (ACTIVE, STABLE), "numActive": (ACTIVE,), "numStable": (STABLE,)}
+#: the processor's default NaN (x86: sign bit set, -nan): C's pow, fmod, sin, cos, tan of an invalid operand
+_INVALID = math.inf - math.inf
 
 
 def _each(fr: Frame, var: str, items, body) -> list:
-    """``body`` with local ``var`` bound to each item in turn (then as it was): a comprehension's values."""
+    """``body`` with local ``var`` bound to each item in turn (then to its outer value if it had one): a comprehension's values."""
     loc = fr.l
-    saved = loc.get(var, _MISSING)
+    saved = {var: loc[var]} if var in loc else {}
     out = []
     for item in items:
         loc[var] = item
         out.append(body(fr))
-    if saved is _MISSING:
-        loc.pop(var, None)
-    else:
-        loc[var] = saved
+    loc.update(saved)
     return out
 
 
@@ -559,7 +560,7 @@ def _pow(a, b):
     except ValueError:
         if a == 0:
             return -math.inf if math.copysign(1.0, a) < 0 and b % 2 == 1 else math.inf
-        return math.nan
+        return _INVALID
 
 
 def _ipow(a, n: int) -> float:
@@ -579,7 +580,7 @@ def _norm(v) -> float:
     total = 0.0
     for x in np.asarray(v, dtype=np.float64).flat:
         total += x * x
-    return math.sqrt(total)
+    return math.sqrt(total) if total >= 0 else math.nan  # (⊥ without its sign bit, as tl_sqrt)
 
 
 def _div(a, b):
@@ -712,26 +713,26 @@ def _inv(m):
     return np.full(m.shape, np.nan)
 
 
-def _safe(fn):
+def _safe(fn, invalid=math.nan):
     def call(*args):
         with np.errstate(all="ignore"):
             try:
                 return fn(*args)
             except (ValueError, OverflowError):
-                return math.nan
+                return invalid
     return call
 
 
 BASIS: dict[str, Callable] = {
     "sqrt": _safe(lambda x: math.sqrt(x) if x >= 0 else math.nan), "exp": _safe(lambda x: np.exp(x)),
-    "log": _safe(lambda x: np.log(x)), "log2": _safe(np.log2), "log10": _safe(np.log10),
-    "sin": _safe(math.sin), "cos": _safe(math.cos), "tan": _safe(math.tan), "asin": _safe(math.asin), "acos": _safe(math.acos),
+    "log": _safe(lambda x: np.log(x)), "log2": _safe(np.log2), "log10": _safe(lambda x: np.log10(x) if not x < 0 else math.nan),  # (C's log10: nan)
+    "sin": _safe(math.sin, _INVALID), "cos": _safe(math.cos, _INVALID), "tan": _safe(math.tan, _INVALID), "asin": _safe(math.asin), "acos": _safe(math.acos),
     "atan": math.atan, "sinh": lambda x: float(np.sinh(x)), "cosh": lambda x: float(np.cosh(x)), "tanh": math.tanh,
     "erf": math.erf, "erfc": math.erfc, "ceil": lambda x: float(np.ceil(x)), "floor": lambda x: float(np.floor(x)),
     "round": lambda x: x if not math.isfinite(x) else float(np.round(x)) if abs(x - math.floor(x)) != 0.5 else float(math.copysign(math.floor(abs(x)) + 1, x)),
-    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: float(np.sign(x)),
+    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: 1.0 if x > 0 else -1.0 if x < 0 else float(x),  # ±0 and ⊥ as they are (tl_sgn)
     "abs": lambda x: wrap64(abs(x)) if isinstance(x, int) else abs(x),  # |-2^63| wraps to -2^63, as in C
-    "atan2": math.atan2, "fmod": _safe(math.fmod), "pow": _pow,
+    "atan2": math.atan2, "fmod": _safe(math.fmod, _INVALID), "pow": _pow,
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
@@ -954,7 +955,6 @@ class Runtime:
             self._tree = cKDTree(pts[self._finite]) if len(self._finite) else None
         if self._tree is None:
             return []
-        me = fr.strand
         at = np.atleast_1d(fr.s["pos"] if center is None else center).astype(np.float64)
         radius = float(radius)
         if not np.all(np.isfinite(at)) or not radius > 0:
@@ -966,7 +966,7 @@ class Runtime:
             found = np.arange(len(self._finite))
         if len(found):
             found = self._finite[found[within_sphere(self._tree.data[found], at, radius)]]
-        return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
+        return [st for i in found for s, st in (self.snapshot[i],) if s is not fr.strand]
 
     def run_start(self) -> None:
         """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
