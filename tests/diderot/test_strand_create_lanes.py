@@ -131,11 +131,12 @@ field#0(2)[] G = tent ⊛ img;
 field#1(2)[] F = bspln3 ⊛ img;
 strand s (int i, int j) {
    vec2 x = [real(i), real(j)];
+   vec2 pos = x;  // (still positions from the grid, a query: a second run keeps the positions, kp_)
    output real v = G(x) if inside(x, G) else -1.0;
    output real w = F(x) if inside(x, F) else -2.0;
    output vec2 g = ∇F(x) if inside(x, F) else [7.0, 7.0];
    output real h = G([real(i), 3.0]) if inside([real(i), 3.0], G) else -3.0;
-   update { stabilize; }
+   update { real c = sum { q.v | q in sphere(0.5) }; stabilize; }
 }
 initially [ s(i, j) | j in -3..12, i in 0..150 ];
 """
@@ -163,8 +164,10 @@ def test_strands_probing_at_the_grid_points_load_rows_with_the_gathers_bits(imag
     _, plain, _ = _run(GRID, vals, False, monkeypatch, threads)
     p, lanes, src = _run(GRID, vals, True, monkeypatch, threads)
     assert src.count("base = un_ ? ub_[") == 4  # G's probes at x and at [i, 3], F's value, F's gradient
+    again = p.run(vals, backend="c", threads=threads)  # (the positions kept: the rows loaded where they may be)
     for name in plain.outputs:
         assert same_bits(plain.outputs[name], lanes.outputs[name]), name
+        assert same_bits(plain.outputs[name], again.outputs[name]), name
     ref = p.run(vals, backend="interp")
     for name in ref.outputs:
         a, b = np.asarray(ref.outputs[name]), np.asarray(lanes.outputs[name])

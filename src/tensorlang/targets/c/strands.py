@@ -391,8 +391,9 @@ class Renderer:
         last = len(ir.iters) - 1
         args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
             "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_, un_; kp_: the positions are there already)
-        rows = ", const int64_t *ub_" if units else ""  # (un_: dg_ and every unit_rows probe loads rows, from ub_)
-        variants = [0, 1, 2, 3, 6, 7][:6 if units else 4 if diag else 2]
+        # (un_: kp_, dg_ and every unit_rows probe loads rows, from ub_: one more copy of the loop, for repeated calls)
+        rows = ", const int64_t *ub_" if units else ""
+        variants = [0, 1, 2, 3, 7][:5 if units else 4 if diag else 2]
         call = "tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {}" + ", ub_" * bool(units) + ")"
         return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_{rows}) {{",
                  f"    if ({' || '.join(small)}) return 0;" if small else "",

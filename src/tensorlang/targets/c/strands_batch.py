@@ -628,11 +628,11 @@ def unit_rows(body, ir: S.StrandIR) -> list[tuple[S.Probe, int, tuple[str, ...]]
 
 
 def unit_check(units: list, ir: S.StrandIR) -> list[str]:
-    """``tl_create_lanes``'s test where there are :func:`unit_rows` and every probed map is diagonal:
+    """``tl_create_lanes``'s test where there are :func:`unit_rows`, every probed map is diagonal and the positions kept:
     ``un_``, whether every such probe loads rows in this block (its map's entries integral, scale 1 and
     stride 1 along the lanes, the support inside at both ends: the index points are integers below 2^53,
     exact in any order, the first lane's plus the lane), each one's first ``base`` (``ub_``)."""
-    out = ["    if (v_ & 2) {", f"        un_ = m_ <= {UNIT_IT}" + "".join(
+    out = ["    if (v_ == 3) {", f"        un_ = m_ <= {UNIT_IT}" + "".join(
         f" && its[{k}] >= -{UNIT_IT} && its[{k}] <= {UNIT_IT}" for k in range(len(ir.iters))) + ";", "    }"]
     for j, (pr, axis, pos) in enumerate(units):
         d, r = ir.images[pr.image].dim, next(k.radius for k in ir.kernels if k.name == pr.kernel)
