@@ -15,6 +15,7 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.sampling.image import Image
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
+from tensorlang.targets.c import strands_batch as B
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -124,7 +125,9 @@ def test_a_create_with_a_jump_or_an_int_division_is_made_one_by_one(monkeypatch)
 
 # probes at the grid's integer points (tl_create_lanes loads a row of samples where the image's
 # map is diagonal with integral entries, scale 1 and stride 1 along the lanes: strands_batch.unit_rows);
-# the rows run past the image (blocks that gather), 151 strands a row: three blocks of lanes
+# the query blocks the folds (TL_BK 256): each row of 151 strands one block, which loads where every
+# load of the row lies within the image's samples in memory (strands_batch.unit_check), its lanes
+# past the image's border too (NaN: the support leaves the image)
 GRID = """#version 1.0
 input image(2)[] img;
 field#0(2)[] G = tent ⊛ img;
@@ -151,20 +154,32 @@ def _grid(order: str, world) -> Image:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("image", [
-    lambda: _grid("F", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]),  # loads: integral offsets, stride 1 along the rows
-    lambda: _grid("F", [[1, 0, -3], [0, 0.5, 0], [0, 0, 1]]),  # loads: the other axis scaled by 2
-    lambda: _grid("C", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]),  # gathers: the rows' samples strided
-    lambda: _grid("F", [[1, 0, 2.5], [0, 1, -1], [0, 0, 1]]),  # gathers: a fraction in every index
-    lambda: _grid("F", [[0.5, 0, 2], [0, 1, -1], [0, 0, 1]])],  # gathers: two samples a strand along the rows
-    ids=["unit", "unit-scaled", "strided", "fraction", "scale-2"])
+@pytest.mark.parametrize("image, rows", [
+    # loads in rows j = 1..7: F's support (y = j + 1, taps y - 1 .. y + 2) inside the image's 11 rows for j = 0..7,
+    # and the first lanes' loads (x = i - 2: from -3) before the first sample in memory for j = 0
+    (lambda: _grid("F", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]), 7),
+    # loads in rows j = 1..3: y = 2j, x = i + 10 (the last lanes' x past 159, their loads in the next row
+    # of samples): j = 0 starts before the first sample, j = 4 ends past the last
+    (lambda: _grid("F", [[1, 0, -10], [0, 0.5, 0], [0, 0, 1]]), 3),
+    (lambda: _grid("C", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]), 0),  # gathers: the rows' samples strided
+    (lambda: _grid("F", [[1, 0, 2.5], [0, 1, -1], [0, 0, 1]]), 0),  # gathers: a fraction in every index
+    (lambda: _grid("F", [[0.5, 0, 2], [0, 1, -1], [0, 0, 1]]), 0)],  # gathers: two samples a strand along the rows
+    ids=["unit", "unit-scaled-past", "strided", "fraction", "scale-2"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_strands_probing_at_the_grid_points_load_rows_with_the_gathers_bits(image, threads, monkeypatch):
+def test_strands_probing_at_the_grid_points_load_rows_with_the_gathers_bits(image, rows, threads, monkeypatch, capfd):
+    check_rows = B.unit_check
+
+    def told(units, ir):  # each block that loads rows says so on stderr
+        return check_rows(units, ir) + ['    if (un_) fprintf(stderr, "tl-rows\\n");']
+
+    monkeypatch.setattr(B, "unit_check", told)
     vals = {"img": image()}
     _, plain, _ = _run(GRID, vals, False, monkeypatch, threads)
     p, lanes, src = _run(GRID, vals, True, monkeypatch, threads)
     assert src.count("base = un_ ? ub_[") == 4  # G's probes at x and at [i, 3], F's value, F's gradient
+    assert capfd.readouterr().err.count("tl-rows") == 0  # (a first run gathers)
     again = p.run(vals, backend="c", threads=threads)  # (the positions kept: the rows loaded where they may be)
+    assert capfd.readouterr().err.count("tl-rows") == rows
     for name in plain.outputs:
         assert same_bits(plain.outputs[name], lanes.outputs[name]), name
         assert same_bits(plain.outputs[name], again.outputs[name]), name

@@ -630,8 +630,11 @@ def unit_rows(body, ir: S.StrandIR) -> list[tuple[S.Probe, int, tuple[str, ...]]
 def unit_check(units: list, ir: S.StrandIR) -> list[str]:
     """``tl_create_lanes``'s test where there are :func:`unit_rows`, every probed map is diagonal and the positions kept:
     ``un_``, whether every such probe loads rows in this block (its map's entries integral, scale 1 and
-    stride 1 along the lanes, the support inside at both ends: the index points are integers below 2^53,
-    exact in any order, the first lane's plus the lane), each one's first ``base`` (``ub_``)."""
+    stride 1 along the lanes: the index points are integers below 2^53, exact in any order, the first
+    lane's plus the lane), each one's first ``base`` (``ub_``).  The lanes whose support leaves the image
+    (``ok`` false: NaN, whatever they load) load too where every load of the block (``ob_`` .. ``ob_ + hi_``,
+    the strides positive) lies between the image's first and last sample in memory (0 .. ``bhi_``): a row
+    that starts or ends at the image's border loads as its inner lanes do."""
     out = ["    if (v_ == 3) {", f"        un_ = m_ <= {UNIT_IT}" + "".join(
         f" && its[{k}] >= -{UNIT_IT} && its[{k}] <= {UNIT_IT}" for k in range(len(ir.iters))) + ";", "    }"]
     for j, (pr, axis, pos) in enumerate(units):
@@ -639,14 +642,17 @@ def unit_check(units: list, ir: S.StrandIR) -> list[str]:
         out += [f"    if (un_) {{  /* probe {j}: image {pr.image}, the lanes along its axis {axis} */",
                 f"        const tl_img *im = &img[{pr.image}];",
                 f"        const double x_[{d}] = {{{', '.join(pos)}}};",
-                "        int64_t ob_ = 0;",
+                "        int64_t ob_ = 0, hi_ = m_ - 1, bhi_ = 0;",
                 f"        un_ = im->stride[{axis}] == 1 && im->m[{5 * axis}] == 1.0;",
                 f"        for (int a = 0; a < {d} && un_; a++) {{",
                 "            double s = im->m[5 * a], o = im->m[4 * a + 3], n0 = o + s * x_[a];",
-                f"            un_ = s == floor(s) && o == floor(o) && fabs(s) <= {UNIT_MAP}.0 && fabs(o) <= {UNIT_MAP}.0 && n0 + {1 - r} >= 0"
-                f" && n0 + (a == {axis} ? (double)(m_ - 1) : 0.0) + {r} <= (double)(im->size[a] - 1);",
-                f"            ob_ += ((int64_t)n0 + {1 - r}) * im->stride[a];",
+                f"            un_ = s == floor(s) && o == floor(o) && fabs(s) <= {UNIT_MAP}.0 && fabs(o) <= {UNIT_MAP}.0"
+                " && fabs(n0) <= (double)(im->size[a] + m_) && im->stride[a] > 0;",
+                f"            ob_ += un_ ? ((int64_t)n0 + {1 - r}) * im->stride[a] : 0;",
+                f"            hi_ += {2 * r - 1} * im->stride[a];",
+                "            bhi_ += (im->size[a] - 1) * im->stride[a];",
                 "        }",
+                "        un_ = un_ && ob_ >= 0 && ob_ + hi_ <= bhi_;",
                 f"        ub_[{j}] = ob_;",
                 "    }"]
     return out
