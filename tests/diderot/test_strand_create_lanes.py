@@ -15,6 +15,7 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.sampling.image import Image
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
+from tensorlang.targets.c import strands_batch as B
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -120,3 +121,71 @@ def test_a_create_with_a_jump_or_an_int_division_is_made_one_by_one(monkeypatch)
     p, res, src = _run(EARLY, {}, True, monkeypatch)
     assert "int tl_create_lanes(" not in src
     assert list(res.outputs["v"]) == [0, -1, -2, -3, 2, 2, 3, 3, 4, 4]
+
+
+# probes at the grid's integer points (tl_create_lanes loads a row of samples where the image's
+# map is diagonal with integral entries, scale 1 and stride 1 along the lanes: strands_batch.unit_rows);
+# the query blocks the folds (TL_BK 256): each row of 151 strands one block, which loads where every
+# load of the row lies within the image's samples in memory (strands_batch.unit_check), its lanes
+# past the image's border too (NaN: the support leaves the image)
+GRID = """#version 1.0
+input image(2)[] img;
+field#0(2)[] G = tent ⊛ img;
+field#1(2)[] F = bspln3 ⊛ img;
+strand s (int i, int j) {
+   vec2 x = [real(i), real(j)];
+   vec2 pos = x;  // (still positions from the grid, a query: a second run keeps the positions, kp_)
+   output real v = G(x) if inside(x, G) else -1.0;
+   output real w = F(x) if inside(x, F) else -2.0;
+   output vec2 g = ∇F(x) if inside(x, F) else [7.0, 7.0];
+   output real h = G([real(i), 3.0]) if inside([real(i), 3.0], G) else -3.0;
+   update { real c = sum { q.v | q in sphere(0.5) }; stabilize; }
+}
+initially [ s(i, j) | j in -3..12, i in 0..150 ];
+"""
+
+
+def _grid(order: str, world) -> Image:
+    data = np.random.default_rng(7).normal(size=(160, 11))
+    data[70, 4] = np.nan  # ⊥ and ±inf reach some probes
+    data[100, 6] = np.inf
+    data[130, 2] = -np.inf
+    return Image(np.asfortranarray(data) if order == "F" else np.ascontiguousarray(data), 2, np.asarray(world, float))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("image, rows", [
+    # loads in rows j = 1..7: F's support (y = j + 1, taps y - 1 .. y + 2) inside the image's 11 rows for j = 0..7,
+    # and the first lanes' loads (x = i - 2: from -3) before the first sample in memory for j = 0
+    (lambda: _grid("F", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]), 7),
+    # loads in rows j = 1..3: y = 2j, x = i + 10 (the last lanes' x past 159, their loads in the next row
+    # of samples): j = 0 starts before the first sample, j = 4 ends past the last
+    (lambda: _grid("F", [[1, 0, -10], [0, 0.5, 0], [0, 0, 1]]), 3),
+    (lambda: _grid("C", [[1, 0, 2], [0, 1, -1], [0, 0, 1]]), 0),  # gathers: the rows' samples strided
+    (lambda: _grid("F", [[1, 0, 2.5], [0, 1, -1], [0, 0, 1]]), 0),  # gathers: a fraction in every index
+    (lambda: _grid("F", [[0.5, 0, 2], [0, 1, -1], [0, 0, 1]]), 0)],  # gathers: two samples a strand along the rows
+    ids=["unit", "unit-scaled-past", "strided", "fraction", "scale-2"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strands_probing_at_the_grid_points_load_rows_with_the_gathers_bits(image, rows, threads, monkeypatch, capfd):
+    check_rows = B.unit_check
+
+    def told(units, ir):  # each block that loads rows says so on stderr
+        return check_rows(units, ir) + ['    if (un_) fprintf(stderr, "tl-rows\\n");']
+
+    monkeypatch.setattr(B, "unit_check", told)
+    vals = {"img": image()}
+    _, plain, _ = _run(GRID, vals, False, monkeypatch, threads)
+    p, lanes, src = _run(GRID, vals, True, monkeypatch, threads)
+    assert src.count("base = un_ ? ub_[") == 4  # G's probes at x and at [i, 3], F's value, F's gradient
+    assert capfd.readouterr().err.count("tl-rows") == 0  # (a first run gathers)
+    again = p.run(vals, backend="c", threads=threads)  # (the positions kept: the rows loaded where they may be)
+    assert capfd.readouterr().err.count("tl-rows") == rows
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], lanes.outputs[name]), name
+        assert same_bits(plain.outputs[name], again.outputs[name]), name
+    ref = p.run(vals, backend="interp")
+    for name in ref.outputs:
+        a, b = np.asarray(ref.outputs[name]), np.asarray(lanes.outputs[name])
+        assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True), name
+    v = np.asarray(lanes.outputs["v"])
+    assert np.isfinite(v).sum() > 1000 and np.isnan(v).any() and (v == -1.0).any()

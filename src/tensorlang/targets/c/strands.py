@@ -63,7 +63,8 @@ class Renderer:
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
-        self.once, self.fwd = set[str](), dict[str, str]()  # create_lanes: the real slots set once; set ones' locals
+        # create_lanes: the real slots set once; set ones' locals; the probes loading a row (their first base)
+        self.once, self.fwd, self.units = set[str](), dict[str, str](), dict[int, str]()
         # the locals the update sets again; the lane locals declared int8_t (lane_stmts)
         self.reset, self.lane8 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
@@ -323,7 +324,7 @@ class Renderer:
         try:
             ok = all(self.lane_stmts(body, [], out, names) for body, out in zip(parts, outs))
         finally:
-            self.plain, self.once, self.fwd = False, set(), {}
+            self.plain, self.once, self.fwd, self.units = False, set(), {}, {}
         return outs if ok else None
 
     def lane_stmts(self, body, path: list[str], out: list[str], names: set[str]) -> bool:
@@ -359,7 +360,7 @@ class Renderer:
                         and self.lane_stmts(s.other, path + [f"!{c}"], out, names)):
                     return False
             elif isinstance(s, S.Probe) and self.method == "create" and all(_lane_safe(e) for e in s.pos) \
-                    and not names & set(s.targets) and (probe := B.lane_probe(s, self.ir, self.ex, "")) is not None:
+                    and not names & set(s.targets) and (probe := B.lane_probe(s, self.ir, self.ex, "", self.units.get(id(s), ""))) is not None:
                 names.update(s.targets)
                 out += probe
             elif isinstance(s, S.Exit) and s.kind in ("continue", "stabilize", "die"):
@@ -379,6 +380,9 @@ class Renderer:
         self.method = "create"
         sets = [st.name for st in S.nodes(body, S.Set) if st.space == "s"]  # (reads of a real state set once, forwarded)
         self.once = {name for name in sets if sets.count(name) == 1 and self.state[name][0] == "R"}
+        diag = " && ".join(sorted({f"img[{s.image}].diag" for s in S.nodes(body, S.Probe)}))  # (dg_: every probed map diagonal)
+        units = B.unit_rows(body, ir) if diag else []  # (probes at the grid's integer points: a row's samples loaded, not gathered)
+        self.units = {id(pr): f"ub_[{j}]" for j, (pr, _, _) in enumerate(units)}
         parts = self.in_lanes((body,), {f"it_{it}" for it in ir.iters})
         if parts is None:
             return []
@@ -386,19 +390,23 @@ class Renderer:
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
         args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
-            "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_; kp_: the positions are there already)
-        diag = " && ".join(sorted({f"img[{s.image}].diag" for s in S.nodes(body, S.Probe)}))  # (dg_: every probed map diagonal)
-        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_) {{",
-                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    const int kp_ = v_ & 1, dg_ = v_ >> 1; (void)kp_; (void)dg_;",
+            "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_, un_; kp_: the positions are there already)
+        # (un_: kp_, dg_ and every unit_rows probe loads rows, from ub_: one more copy of the loop, for repeated calls)
+        rows = ", const int64_t *ub_" if units else ""
+        variants = [0, 1, 2, 3, 7][:5 if units else 4 if diag else 2]
+        call = "tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {}" + ", ub_" * bool(units) + ")"
+        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_{rows}) {{",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "",
+                 "    const int kp_ = v_ & 1, dg_ = (v_ >> 1) & 1, un_ = v_ >> 2; (void)kp_; (void)dg_; (void)un_;",
                  "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
                 + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
                    f"TL_CLATTR static int tl_create_lanes({args}) {{",
-                   f"    int v_ = (tl_kpos ? 1 : 0) + ({diag} ? 2 : 0);" if diag else "    int v_ = tl_kpos ? 1 : 0;",
-                   "    return " + " : ".join(f"v_ == {v} ? tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {v})" for v in range(3 if diag else 1))
-                   + f" : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {3 if diag else 1});", "}"])
+                   f"    int v_ = (tl_kpos ? 1 : 0) + ({diag} ? 2 : 0);" if diag else "    int v_ = tl_kpos ? 1 : 0;"]
+                + ([f"    int64_t ub_[{len(units)}];", "    int un_ = 0;"] + B.unit_check(units, ir) + ["    v_ += un_ ? 4 : 0;"] if units else [])
+                + ["    return " + " : ".join(f"v_ == {v} ? {call.format(v)}" for v in variants[:-1]) + f" : {call.format(variants[-1])};", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))

@@ -5,6 +5,7 @@ the probes in lanes, then the updates, which find them in their cache; a 3-D pro
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
@@ -190,14 +191,16 @@ def _lane_map(d: int, p: str, diag: bool) -> list[str]:
     return out + [f"{p}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";"]
 
 
-def _lane_sums(s: S.Probe, kernel: S.KernelSlot, d: int, top: int, vox: int, p: str) -> list[str]:
+def _lane_sums(s: S.Probe, kernel: S.KernelSlot, d: int, top: int, vox: int, p: str, unit: str = "") -> list[str]:
     """The orders 0..top of a probe at ``xi0``.. in ``r0``.. (:func:`.strands_probe.straight`); ``ok`` false
-    where the support leaves the image, whose first cell the lane then reads (every load in bounds)."""
+    where the support leaves the image, whose first cell the lane then reads (every load in bounds).
+    ``unit``: the first lane's ``base`` where ``un_``, the lanes loading a row (:func:`unit_rows`)."""
     radius = kernel.radius
     out = [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
     out.append(f"{p}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= hi{a})" for a in range(d)) + ";")
     out += [f"{p}int64_t c{a} = (int64_t)(ok ? n{a} : {radius - 1}.0) + {1 - radius};" for a in range(d)]
-    out.append(f"{p}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
+    row = f"un_ ? {unit} + u_ : " if unit else ""
+    out.append(f"{p}int64_t base = {row}" + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
     return out + P.straight(s.kernel, kernel, d, top, vox, p)
 
 
@@ -543,10 +546,10 @@ BLOCK = r"""
 """
 
 
-def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | None:
+def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str, unit: str = "") -> list[str] | None:
     """A probe (or an ``inside`` test) as a lane's straight-line code in a loop across strands (the create in
-    lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`_lane_map`, :func:`_lane_sums`),
-    its branches as selects. None where the lanes do not cover it (border control, an order past the kernel's)."""
+    lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`_lane_map`, :func:`_lane_sums`,
+    ``unit`` its), its branches as selects. None where the lanes do not cover it (border control, an order past the kernel's)."""
     kernel, image = next(k for k in ir.kernels if k.name == s.kernel), ir.images[s.image]
     d, radius, vox = image.dim, kernel.radius, int(np.prod(image.shape))
     if d > 3 or len(s.pos) != d or s.border is not None or (not s.inside and s.order >= len(kernel.segments)):
@@ -559,7 +562,7 @@ def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | 
     if s.inside:  # Diderot's test: s - 1 < x < size - s, strictly
         strict = " & ".join(f"(xi{a} > {radius - 1}) & (xi{a} < (double)(im->size[{a}] - {radius}))" for a in range(d))
         return out + [f"{p}l_{s.targets[0]} = ok & {strict};", f"{q}}}"]
-    out += _lane_sums(s, kernel, d, s.order, vox, p)
+    out += _lane_sums(s, kernel, d, s.order, vox, p, unit)
     first = sum(vox * d ** o for o in range(s.order))
     return out + [f"{p}l_{t} = ok ? r{first + k} : NAN;" for k, t in enumerate(s.targets)] + [f"{q}}}"]
 
@@ -573,3 +576,83 @@ def lane_images(body, ir: S.StrandIR) -> list[str]:
             taps = 2 * next(k.radius for k in ir.kernels if k.name == s.kernel)
             tests += [f"img[{s.image}].size[{a}] < {taps}" for a in range(ir.images[s.image].dim)]
     return sorted(set(tests))
+
+
+#: |a world map's scale or offset| and |an iterator| up to which unit_check proves the index exact
+UNIT_MAP, UNIT_IT = 1 << 20, 1 << 31
+
+
+def unit_rows(body, ir: S.StrandIR) -> list[tuple[S.Probe, int, tuple[str, ...]]]:
+    """The probes of a create in lanes that may load a row of samples instead of gathering them:
+    each component of the point an iterator as a real (the grid's last, along the lanes, in one
+    component) or an integral constant, through locals and state set once before the probe's
+    statement (a local's initializer: anywhere before, C's scope), no exit before.  Each: the
+    probe, the lanes' axis, the block's first point in C (:func:`unit_check`)."""
+    its, sets = {f"it_{it}": k for k, it in enumerate(ir.iters)}, dict[tuple[str, str], list]()
+    for k, st in enumerate(body):
+        for x in S.nodes(st, object):
+            found: list[tuple[tuple[str, str], S.Expr | None]]
+            if isinstance(x, S.Set):
+                found = [((x.space, x.name), x.value)]
+            elif isinstance(x, S.Local) and x.init is not None:
+                found = [(("l", x.name), x.init)]
+            else:  # (anything else that names a local: a probe's targets, a loop's variable, a fold's target)
+                names = list(getattr(x, "targets", ())) + [getattr(x, a) for a in ("var", "target") if hasattr(x, a)]
+                found = [(("l", name), None) for name in names]
+            for key, v in found:
+                sets.setdefault(key, []).append((k if x is st else k + 0.5 if isinstance(x, S.Local) else -1, v))
+    stop = next((k for k, st in enumerate(body) if S.nodes(st, S.Exit, most=0) or S.nodes(st, S.Label, most=0)), len(body))
+
+    def resolve(e, before: int, depth: int = 0):  # ("i"/"r", k): iterator k (as a real); ("c", v): a constant
+        if isinstance(e, S.Ref) and e.space == "l" and e.name in its and ("l", e.name) not in sets:
+            return ("i", its[e.name])
+        if isinstance(e, S.Const) and e.ty in ("int", "real"):
+            v = float(e.value)  # type: ignore[arg-type]
+            return ("c", v) if math.isfinite(v) and v.is_integer() and abs(v) <= UNIT_MAP else None
+        got = resolve(e.a, before, depth + 1) if isinstance(e, S.Cast) and e.ty == "real" else None
+        if got is not None:
+            return ("r", got[1]) if got[0] == "i" else got if got[0] == "c" else None
+        where = sets.get((e.space, e.name), []) if isinstance(e, S.Ref) and e.space in ("l", "s") and depth < 16 else []
+        if len(where) == 1 and (0 <= where[0][0] < before or where[0][0] == before + 0.5) and where[0][1] is not None:
+            got = resolve(where[0][1], int(where[0][0]), depth + 1)
+            return got if got is not None and (got[0] == "c" or (got[0] == "r") == (e.ty == "real")) else None
+        return None
+    out, last = [], ("r", len(ir.iters) - 1)
+    for k, st in enumerate(body[:stop]):
+        for pr in S.nodes(st, S.Probe):
+            comps = [resolve(e, k) for e in pr.pos]
+            if not (pr.inside or pr.border or len(comps) != ir.images[pr.image].dim or None in comps
+                    or any(c[0] == "i" for c in comps) or comps.count(last) != 1):
+                out.append((pr, comps.index(last), tuple(f"(double)its[{c[1]}]" if c[0] == "r" else f"({c[1]!r})" for c in comps)))
+    return out
+
+
+def unit_check(units: list, ir: S.StrandIR) -> list[str]:
+    """``tl_create_lanes``'s test where there are :func:`unit_rows`, every probed map is diagonal and the positions kept:
+    ``un_``, whether every such probe loads rows in this block (its map's entries integral, scale 1 and
+    stride 1 along the lanes: the index points are integers below 2^53, exact in any order, the first
+    lane's plus the lane), each one's first ``base`` (``ub_``).  The lanes whose support leaves the image
+    (``ok`` false: NaN, whatever they load) load too where every load of the block (``ob_`` .. ``ob_ + hi_``,
+    the strides positive) lies between the image's first and last sample in memory (0 .. ``bhi_``): a row
+    that starts or ends at the image's border loads as its inner lanes do."""
+    out = ["    if (v_ == 3) {", f"        un_ = m_ <= {UNIT_IT}" + "".join(
+        f" && its[{k}] >= -{UNIT_IT} && its[{k}] <= {UNIT_IT}" for k in range(len(ir.iters))) + ";", "    }"]
+    for j, (pr, axis, pos) in enumerate(units):
+        d, r = ir.images[pr.image].dim, next(k.radius for k in ir.kernels if k.name == pr.kernel)
+        out += [f"    if (un_) {{  /* probe {j}: image {pr.image}, the lanes along its axis {axis} */",
+                f"        const tl_img *im = &img[{pr.image}];",
+                f"        const double x_[{d}] = {{{', '.join(pos)}}};",
+                "        int64_t ob_ = 0, hi_ = m_ - 1, bhi_ = 0;",
+                f"        un_ = im->stride[{axis}] == 1 && im->m[{5 * axis}] == 1.0;",
+                f"        for (int a = 0; a < {d} && un_; a++) {{",
+                "            double s = im->m[5 * a], o = im->m[4 * a + 3], n0 = o + s * x_[a];",
+                f"            un_ = s == floor(s) && o == floor(o) && fabs(s) <= {UNIT_MAP}.0 && fabs(o) <= {UNIT_MAP}.0"
+                " && fabs(n0) <= (double)(im->size[a] + m_) && im->stride[a] > 0;",
+                f"            ob_ += un_ ? ((int64_t)n0 + {1 - r}) * im->stride[a] : 0;",
+                f"            hi_ += {2 * r - 1} * im->stride[a];",
+                "            bhi_ += (im->size[a] - 1) * im->stride[a];",
+                "        }",
+                "        un_ = un_ && ob_ >= 0 && ob_ + hi_ <= bhi_;",
+                f"        ub_[{j}] = ob_;",
+                "    }"]
+    return out
