@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.strands.runner import StrandRun
@@ -47,3 +48,51 @@ def test_an_empty_grid_writes_no_file_and_exits_1_as_diderot_does(tmp_path, back
     assert list(tmp_path.iterdir()) == []
     res = p.program.run({}, backend=backend)  # from Python: the grid's empty array, as before
     assert res.outputs["r"].shape == (4, 0) and res.grid_shape == (4, 0)
+
+
+# A sequence of tensors read from an NRRD file: the axes but the last hold an item's
+# components in row-major order, and must hold as many as the element type has. The reader
+# took any file whose size the element's divided (a `3-vector list` file as a vec2[] of other
+# pairs, a 2-D file as a real[]) and read a matrix's components column-major: diderotc's
+# executable refuses the first ("expected 2 values per sequence element, but found 3") and
+# reads the 4 x N file below as [[0, 1], [2, 3]] and [[4, 5], [6, 7]] (mt = 22).
+SEQUENCES = """#version 2.0
+input real[] xs ("xs");
+input mat2[] ms ("ms");
+input vec2[] ps ("ps");
+real tot = sum { x | x in xs };
+real mt = sum { m[0,1] + 2.0*m[1,0] | m in ms };
+real pt = sum { p[0] - p[1] | p in ps };
+strand S (int i) {
+  output vec4 r = [0.0, 0.0, 0.0, 0.0];
+  update { r = [tot, real(length(ms)), mt, pt]; stabilize; }
+}
+create_collection { S(i) | i in 0..0 };
+"""
+
+
+def _nrrd(path, sizes: list[int], values) -> str:
+    """A raw little-endian NRRD of doubles with these sizes (fastest axis first)."""
+    import numpy as np
+    head = f"NRRD0004\ntype: double\ndimension: {len(sizes)}\nsizes: {' '.join(map(str, sizes))}\n" \
+           "endian: little\nencoding: raw\n\n"
+    path.write_bytes(head.encode() + np.asarray(values, dtype="<f8").tobytes())
+    return str(path)
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=needs_cc)])
+def test_a_sequence_file_holds_row_major_items_of_the_declared_size(tmp_path, backend):
+    p = program(SEQUENCES)
+    good = {"xs": _nrrd(tmp_path / "xs.nrrd", [1, 3], [1.0, 2.0, 4.0]),
+            "ms": _nrrd(tmp_path / "ms.nrrd", [4, 2], range(8)),
+            "ps": _nrrd(tmp_path / "ps.nrrd", [2, 2], [5.0, 1.0, 3.0, 7.0])}
+    res = p.run(good, backend=backend)
+    assert res.outputs["r"].tolist() == [[7.0, 2.0, 22.0, 0.0]]
+    for name, sizes, values, want in [("ps", [3, 2], range(6), "items of 3 numbers"),
+                                      ("ps", [4], range(4), "items of 1 numbers"),
+                                      ("xs", [2, 3], range(6), "items of 2 numbers"),
+                                      ("ms", [2, 3], range(6), "items of 2 numbers")]:
+        bad = dict(good, **{name: _nrrd(tmp_path / "bad.nrrd", sizes, values)})
+        with pytest.raises(TensorLangError, match=want) as exc:
+            p.run(bad, backend=backend)
+        assert exc.value.code == "input"
