@@ -96,3 +96,34 @@ def test_a_sequence_file_holds_row_major_items_of_the_declared_size(tmp_path, ba
         with pytest.raises(TensorLangError, match=want) as exc:
             p.run(bad, backend=backend)
         assert exc.value.code == "input"
+
+
+# Snapshots: Diderot's executable (diderotc --snapshot) runs N super-steps at a time and
+# writes a snapshot after each run, so the last step gets one too when the run ends (every
+# strand stable, or the -l limit) between two multiples of N; here it wrote only the
+# multiples. Strands that multiply with new and die, as diderotc's executable ran them:
+# `-s 2` wrote steps 0, 2, 4, 6, 7; `-s 3 -l 4` wrote 0, 3, 4 (same files byte for byte).
+TREE = """#version 2.0
+strand S (int g, real v) {
+  output vec2 r = [0.0, 0.0];
+  int age = 0;
+  update {
+    age += 1;
+    if (g < 3 && age == 1) { new S(g + 1, v * 2.0); new S(g + 1, v * 2.0 + 1.0); die; }
+    if (g == 3 && v > 10.0) { die; }
+    r = [real(g), v];
+    if (age > g) { stabilize; }
+  }
+}
+create_collection { S(0, real(i)) | i in 0..1 };
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=needs_cc)])
+@pytest.mark.parametrize("every, limit, want", [(2, 0, [0, 2, 4, 6, 7]), (3, 4, [0, 3, 4]), (8, 0, [0, 7])])
+def test_a_snapshot_is_taken_after_the_last_step_as_diderot_does(backend, every, limit, want):
+    seen = []
+    res = program(TREE).run({}, backend=backend, snapshot=every, limit=limit,
+                            on_snapshot=lambda step, r: seen.append((step, len(r.outputs["r"]))))
+    assert [step for step, _ in seen] == want and res.steps == want[-1]
+    assert seen[-1][1] == 11  # every living strand (diderotc's step-4 snapshot holds 11 too)

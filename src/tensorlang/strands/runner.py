@@ -251,7 +251,7 @@ class StrandRun(Unpicklable):
             progress: Callable[[int, int], None] | None = None) -> Result:
         """Run with ``inputs`` by name.  ``limit``: at most that many super-steps (None or
         0: :data:`~.options.DEFAULT_LIMIT`); ``threads``: 1 to 256; ``snapshot=N`` calls
-        ``on_snapshot(step, result)`` every N super-steps; ``progress(step, active)``
+        ``on_snapshot(step, result)`` every N super-steps and after the last; ``progress(step, active)``
         after each super-step."""
         return self._run(inputs, limit, threads, snapshot, on_snapshot, progress,
                          lambda text: warnings.warn(text, InterpreterFallbackWarning, stacklevel=2))
