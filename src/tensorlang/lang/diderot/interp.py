@@ -905,14 +905,12 @@ class Runtime:
 
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
-            # an NRRD of N items, NRRD axis 0 fastest: the axes but the last hold an item's components,
-            # in row-major order (Diderot's: a mat2 is 4 numbers m00 m01 m10 m11)
+            # an NRRD of N items, NRRD axis 0 fastest: the other axes hold an item's components, row-major
             data = _read_items(file_path(value, self.base_dir))
             check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
             size = int(np.prod(elem.shape)) if elem is not None and elem.kind == "tensor" else 1
             if int(np.prod(data.shape[:-1])) != size:  # (Diderot's: "expected 2 values per sequence element")
-                raise error("input", f"{value!r} holds items of {int(np.prod(data.shape[:-1]))} numbers (NRRD sizes "
-                                     f"{list(data.shape)}, the last axis the items'), not of {size} ({elem})")
+                raise error("input", f"{value!r} holds items of sizes {list(data.shape[:-1])}, not of {size} numbers ({elem})")
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x) for x in items)

@@ -157,9 +157,8 @@ class StrandProgram:
             steps += 1
             if progress is not None:
                 progress(steps, rt.count((I.ACTIVE,)))
-            last = steps == cap or rt.count((I.ACTIVE,)) == 0  # (Diderot's executables take a snapshot of the last step too)
-            if snapshot and on_snapshot is not None and (steps % snapshot == 0 or last):
-                on_snapshot(steps, self._result(rt, shape, steps, snap=True))
+            if snapshot and on_snapshot is not None and (steps % snapshot == 0 or steps == cap or not rt.count((I.ACTIVE,))):
+                on_snapshot(steps, self._result(rt, shape, steps, snap=True))  # and the last step's, as Diderot's
         return self._result(rt, shape, steps)
 
     def _convert(self, rt, name: str, ty: Ty, value, kind: str = "input"):
