@@ -127,3 +127,29 @@ def test_a_snapshot_is_taken_after_the_last_step_as_diderot_does(backend, every,
                             on_snapshot=lambda step, r: seen.append((step, len(r.outputs["r"]))))
     assert [step for step, _ in seen] == want and res.steps == want[-1]
     assert seen[-1][1] == 11  # every living strand (diderotc's step-4 snapshot holds 11 too)
+
+
+# Numbers on the command line are read as Diderot's executables read them (C's strtod and
+# strtol, through hest): Python's own spellings were taken too, `-n 1_000` as 1000 (Diderot's
+# executable stops at the underscore and runs with 1) and digits of other scripts, `-n ٣` and
+# `-eps ５` as 3 and 5 (Diderot's: couldn't parse "٣" as int for "-n" option).
+NUMBERS = """#version 2.0
+input real eps = 0.5;
+input int n = 2;
+strand S (int i) {
+  output vec2 r = [0.0, 0.0];
+  update { r = [eps, real(n)]; stabilize; }
+}
+create_collection { S(i) | i in 0..0 };
+"""
+
+
+@pytest.mark.parametrize("argv", [["-n", "1_000"], ["-eps", "1_0"], ["-n", "٣"], ["-eps", "٣.٥"], ["-eps", "５"],
+                                  ["-l", "３"], ["-n", "2", "-s", "1_0"]])
+def test_a_number_on_the_command_line_is_ascii_without_underscores(tmp_path, argv):
+    p = StrandRun(program(NUMBERS))
+    with pytest.raises(TensorLangError, match=f"expects (a number|an integer), got '{argv[-1]}'") as exc:
+        p.main([*argv, "-o", str(tmp_path / "r.nrrd")], out=io.StringIO(), err=io.StringIO())
+    assert exc.value.code == "input" and list(tmp_path.iterdir()) == []
+    assert p.main(["-n", "+7", "-eps", "-1.5e-3", "-o", str(tmp_path / "r.nrrd")], out=io.StringIO(),
+                  err=io.StringIO()) == 0
