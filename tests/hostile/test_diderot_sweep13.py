@@ -149,7 +149,7 @@ create_collection { S(i) | i in 0..0 };
 def test_a_number_on_the_command_line_is_ascii_without_underscores(tmp_path, argv):
     p = StrandRun(program(NUMBERS))
     with pytest.raises(TensorLangError, match=f"expects (a number|an integer), got '{argv[-1]}'") as exc:
-        p.main([*argv, "-o", str(tmp_path / "r.nrrd")], out=io.StringIO(), err=io.StringIO())
+        p.main([*argv, "-o", str(tmp_path / "r.nrrd"), "-sp", str(tmp_path / "r")], out=io.StringIO(), err=io.StringIO())
     assert exc.value.code == "input" and list(tmp_path.iterdir()) == []
     assert p.main(["-n", "+7", "-eps", "-1.5e-3", "-o", str(tmp_path / "r.nrrd")], out=io.StringIO(),
                   err=io.StringIO()) == 0
