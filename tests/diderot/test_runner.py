@@ -324,8 +324,8 @@ def test_a_diderot_collection_with_snapshots(tmp_path, capsys, monkeypatch):
     assert trail.tolist() == [[0.0, 0.0, 0.0], [2.0, 0.0, 2.0], [4.0, 0.0, 4.0]]
     assert header["kinds"] == ["3-vector", "list"]
     snaps = sorted(f for f in os.listdir() if f.startswith(("x-0", "trail-0")))
-    assert snaps == ["trail-0000.nrrd", "trail-0002.nrrd", "trail-0004.nrrd", "x-0000.nrrd", "x-0002.nrrd",
-                     "x-0004.nrrd"]
+    assert snaps == ["trail-0000.nrrd", "trail-0002.nrrd", "trail-0004.nrrd", "trail-0005.nrrd", "x-0000.nrrd",
+                     "x-0002.nrrd", "x-0004.nrrd", "x-0005.nrrd"]  # and the last step's, as diderotc's executable
     first, _ = nrrd.read("x-0000.nrrd", index_order="C")
     assert first.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]  # every strand, before the first step
 

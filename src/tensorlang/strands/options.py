@@ -171,6 +171,8 @@ def _input_error(message: str) -> TensorLangError:
 
 def _number(text: str, integer: bool, what: str):
     try:
+        if "_" in text or not text.isascii():  # Python's spellings (1_000, digits ٣ ５), not C's (strtod, strtol)
+            raise ValueError(text)
         if integer:
             return int(text, 10)
         value = float(text)

@@ -251,7 +251,7 @@ class StrandRun(Unpicklable):
             progress: Callable[[int, int], None] | None = None) -> Result:
         """Run with ``inputs`` by name.  ``limit``: at most that many super-steps (None or
         0: :data:`~.options.DEFAULT_LIMIT`); ``threads``: 1 to 256; ``snapshot=N`` calls
-        ``on_snapshot(step, result)`` every N super-steps; ``progress(step, active)``
+        ``on_snapshot(step, result)`` every N super-steps and after the last; ``progress(step, active)``
         after each super-step."""
         return self._run(inputs, limit, threads, snapshot, on_snapshot, progress,
                          lambda text: warnings.warn(text, InterpreterFallbackWarning, stacklevel=2))
@@ -311,8 +311,8 @@ class StrandRun(Unpicklable):
             say.line("initializing inputs and creating strands ...")
 
         def snap(step: int, res: Result) -> None:
-            if res.grid_shape is None and any(len(v) == 0 for v in res.values()):
-                return  # no strand alive: NRRD holds no empty arrays
+            if (0 in res.grid_shape) if res.grid_shape is not None else any(len(v) == 0 for v in res.values()):
+                return  # no strand alive (or a grid of none): NRRD holds no empty arrays
             for output in self.outputs:
                 if nrrd_out.is_dynamic(output):
                     nrrd_out.write_dynamic(prefixes[output.name], output, res[output.name], self.grid, say.line, step)
@@ -335,7 +335,8 @@ class StrandRun(Unpicklable):
             say.line(f"done: {res.steps} steps, in {seconds:.3f} seconds; {res.stable} stable strands")
         elif opts.timing:
             out.write(f"usr={seconds:.6f}\n")
-        if not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
+        empty_grid = self.grid and 0 in (res.grid_shape or ())  # an empty range: Teem reads no axis of size 0
+        if empty_grid or not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
             say.line("no stable strands at termination, so no output")
             return 1
         written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)

@@ -905,15 +905,15 @@ class Runtime:
 
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
-            # an NRRD of N items, NRRD axis 0 fastest: the first axes are the item's components
+            # an NRRD of N items, NRRD axis 0 fastest: the other axes hold an item's components, row-major
             data = _read_items(file_path(value, self.base_dir))
             check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
+            size = int(np.prod(elem.shape)) if elem is not None and elem.kind == "tensor" else 1
+            if int(np.prod(data.shape[:-1])) != size:  # (Diderot's: "expected 2 values per sequence element")
+                raise error("input", f"{value!r} holds items of sizes {list(data.shape[:-1])}, not of {size} numbers ({elem})")
             if elem is not None and elem.kind == "tensor" and elem.shape:
-                size = int(np.prod(elem.shape))
-                if data.size % size:
-                    raise error("input", f"{value!r} holds {data.size} numbers, not items of {elem}")
-                items = np.ravel(data, order="F").reshape((-1,) + tuple(reversed(elem.shape)))
-                return tuple(np.array(x.T) for x in items)
+                items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
+                return tuple(np.array(x) for x in items)
             cast = int if elem is not None and elem.kind == "int" else float
             return tuple(cast(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:

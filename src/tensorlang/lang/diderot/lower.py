@@ -1300,8 +1300,8 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         steps += done
         if progress is not None:
             progress(steps, run.active())
-        if snapshot and on_snapshot is not None and steps % snapshot == 0:
-            on_snapshot(steps, result(steps, True))
+        if snapshot and on_snapshot is not None and (steps % snapshot == 0 or steps == cap or run.active() == 0):
+            on_snapshot(steps, result(steps, True))  # every N steps and the last, as Diderot's executables
     done = result(steps)
     run.release()  # the outputs are copies: the state arrays serve the next call
     return done

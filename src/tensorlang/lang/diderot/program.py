@@ -157,8 +157,8 @@ class StrandProgram:
             steps += 1
             if progress is not None:
                 progress(steps, rt.count((I.ACTIVE,)))
-            if snapshot and on_snapshot is not None and steps % snapshot == 0:
-                on_snapshot(steps, self._result(rt, shape, steps, snap=True))
+            if snapshot and on_snapshot is not None and (steps % snapshot == 0 or steps == cap or not rt.count((I.ACTIVE,))):
+                on_snapshot(steps, self._result(rt, shape, steps, snap=True))  # and the last step's, as Diderot's
         return self._result(rt, shape, steps)
 
     def _convert(self, rt, name: str, ty: Ty, value, kind: str = "input"):
