@@ -435,7 +435,7 @@ class Kernel(ProgramInterface):
             supplied = self._validate_inputs(arrays)
             if self._check_structure and self.language.check_structure is not None:
                 self.language.check_structure(self.checked, supplied)
-            targets = self._validate_out(out) if out else {}
+            targets = {} if out is None else self._validate_out(out)
             if self._store_elements is None:
                 self._check_store_size()
             start = time.perf_counter()

@@ -1,0 +1,42 @@
+"""Issue 41, fourteenth sweep: hostile values on the kernels' call surfaces, each finding
+fixed at its cause and covered here by its class.
+
+* ``k(A=a, out=np.zeros(...))`` (an array where a dict belongs) and ``k.run(inputs,
+  out=array)`` were error[internal] ("The truth value of an array ... is ambiguous") on
+  every back end, plain and symbolic kernels alike; an empty array was silently ignored.
+  Now error[input], "out= must be a dict".
+* ``SymbolicKernel.for_inputs([a, b])`` (or None, a string) was error[internal]; it takes
+  a mapping, as ``run`` does: error[input].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+
+PRODUCT = "in var A : [n k]\nin var B : [k m]\nout var C : [n m]\nC = (A # B) . [2 3]\n"
+BACKENDS = tl.available_backends()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("symbolic", [True, False])
+@pytest.mark.parametrize("out", [np.zeros((2, 4)), np.zeros(0), [np.zeros((2, 4))], "C"])
+def test_an_out_that_is_no_mapping_is_an_input_error(backend, symbolic, out):
+    kernel = tl.compile(PRODUCT, backend=backend, params=None if symbolic else {"n": 2, "k": 3, "m": 4})
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    for call in (lambda: kernel(A=a, B=b, out=out), lambda: kernel.run({"A": a, "B": b}, out=out)):
+        with pytest.raises(tl.TensorLangError, match="out= must be a dict") as caught:
+            call()
+        assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("arrays", [[np.ones((2, 3)), np.ones((3, 4))], None, "AB", (np.ones(3),)])
+def test_for_inputs_takes_a_mapping(arrays):
+    kernel = tl.compile(PRODUCT, backend="numpy")
+    with pytest.raises(tl.TensorLangError, match="inputs must be a dict") as caught:
+        kernel.for_inputs(arrays)
+    assert caught.value.code == "input"
+    assert kernel.for_inputs({"A": np.ones((2, 3)), "B": np.ones((3, 4))}).shapes["C"] == (2, 4)
+
