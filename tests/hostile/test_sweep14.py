@@ -7,6 +7,8 @@ fixed at its cause and covered here by its class.
   Now error[input], "out= must be a dict".
 * ``SymbolicKernel.for_inputs([a, b])`` (or None, a string) was error[internal]; it takes
   a mapping, as ``run`` does: error[input].
+* ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
+  and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
+from tensorlang.cli import main
 
 PRODUCT = "in var A : [n k]\nin var B : [k m]\nout var C : [n m]\nC = (A # B) . [2 3]\n"
 BACKENDS = tl.available_backends()
@@ -40,3 +43,13 @@ def test_for_inputs_takes_a_mapping(arrays):
     assert caught.value.code == "input"
     assert kernel.for_inputs({"A": np.ones((2, 3)), "B": np.ones((3, 4))}).shapes["C"] == (2, 4)
 
+
+
+@pytest.mark.parametrize(("flag", "name"), [("--inputs=", "empty.npz"), ("--input=A=", "empty.npy")])
+def test_an_empty_input_file_is_said_to_be_empty(tmp_path, capsys, flag, name):
+    program, empty = tmp_path / "s.tl", tmp_path / name
+    program.write_text("in var A : [2 3]\nout var C : [2]\nC[i] = sum(j) A[i,j]\n")
+    empty.write_bytes(b"")
+    assert main(["run", str(program), flag + str(empty)]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "the file is empty" in err and "single array" not in err
