@@ -7,6 +7,11 @@ fixed at its cause and covered here by its class.
   Now error[input], "out= must be a dict".
 * ``SymbolicKernel.for_inputs([a, b])`` (or None, a string) was error[internal]; it takes
   a mapping, as ``run`` does: error[input].
+* ``tl.testing.assert_matches_reference`` passed a complex result whose imaginary part
+  was wrong (``astype(float64)`` dropped it, with numpy's warning); an object or string
+  result was "shape ()". A result must be real numbers of the reference's shape.
+  ``tl.testing.reference(prog, [a])`` (a list for the inputs) was an AttributeError
+  traceback on a plain kernel: error[input], as a call says.
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
@@ -17,6 +22,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
+import tensorlang.testing
 from tensorlang.cli import main
 
 PRODUCT = "in var A : [n k]\nin var B : [k m]\nout var C : [n m]\nC = (A # B) . [2 3]\n"
@@ -53,3 +59,22 @@ def test_an_empty_input_file_is_said_to_be_empty(tmp_path, capsys, flag, name):
     assert main(["run", str(program), flag + str(empty)]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "the file is empty" in err and "single array" not in err
+
+
+@pytest.mark.parametrize("result", [np.array([3 + 5j, 12]), np.array([3.0, None]), "abc", np.ones(3)])
+def test_the_reference_check_takes_real_results_of_the_reference_s_shape(result):
+    source = "in var A : [2 3]\nout var C : [2]\nC[i] = sum(j) A[i,j]\n"
+    inputs = {"A": np.arange(6.0).reshape(2, 3)}
+    tensorlang.testing.assert_matches_reference(source, inputs, {"C": np.array([3.0, 12.0])})
+    with pytest.raises(AssertionError, match=r"^C: .* of shape .*, the reference float64 of shape \(2,\)$"):
+        tensorlang.testing.assert_matches_reference(source, inputs, {"C": result})
+
+
+@pytest.mark.parametrize("symbolic", [True, False])
+@pytest.mark.parametrize("inputs", [[np.ones((2, 3))], None])
+def test_the_reference_of_inputs_that_are_no_mapping_is_an_input_error(symbolic, inputs):
+    kernel = tl.compile("in var A : [n 3]\nout var C : [n]\nC[i] = sum(j) A[i,j]\n", backend="numpy",
+                        params=None if symbolic else {"n": 2})
+    with pytest.raises(tl.TensorLangError, match="inputs must be a dict") as caught:
+        tensorlang.testing.reference(kernel, inputs)
+    assert caught.value.code == "input"
