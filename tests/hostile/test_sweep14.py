@@ -12,6 +12,8 @@ fixed at its cause and covered here by its class.
   result was "shape ()". A result must be real numbers of the reference's shape.
   ``tl.testing.reference(prog, [a])`` (a list for the inputs) was an AttributeError
   traceback on a plain kernel: error[input], as a call says.
+* ``tl.einsum_path()`` (no operands) was an IndexError from tensorlang's own reading; now
+  numpy's ValueError ("No input operands"), as ``np.einsum_path()`` and ``tl.einsum()`` say.
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
@@ -78,3 +80,8 @@ def test_the_reference_of_inputs_that_are_no_mapping_is_an_input_error(symbolic,
     with pytest.raises(tl.TensorLangError, match="inputs must be a dict") as caught:
         tensorlang.testing.reference(kernel, inputs)
     assert caught.value.code == "input"
+
+
+def test_einsum_path_without_operands_is_numpy_s_value_error():
+    with pytest.raises(ValueError, match="No input operands"):
+        tl.einsum_path()
