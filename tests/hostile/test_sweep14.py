@@ -14,6 +14,7 @@ fixed at its cause and covered here by its class.
   traceback on a plain kernel: error[input], as a call says.
 * ``tl.einsum_path()`` (no operands) was an IndexError from tensorlang's own reading; now
   numpy's ValueError ("No input operands"), as ``np.einsum_path()`` and ``tl.einsum()`` say.
+* An array for a temporary said "'t' is an 'temporary' variable": now "a temporary variable".
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
@@ -85,3 +86,11 @@ def test_the_reference_of_inputs_that_are_no_mapping_is_an_input_error(symbolic,
 def test_einsum_path_without_operands_is_numpy_s_value_error():
     with pytest.raises(ValueError, match="No input operands"):
         tl.einsum_path()
+
+
+def test_an_array_for_a_temporary_or_an_out_variable_says_which_it_is():
+    kernel = tl.compile("in var A : [2]\nout var C : [2]\nvar t : [2]\nt = A * 2\nC = t\n", backend="numpy")
+    for name, said in (("t", "'t' is a temporary variable and takes no input"),
+                       ("C", "'C' is an 'out' variable and takes no input; pass it in out=")):
+        with pytest.raises(tl.TensorLangError, match=said):
+            kernel.run({"A": np.ones(2), name: np.ones(2)})
