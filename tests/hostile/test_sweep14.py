@@ -15,11 +15,15 @@ fixed at its cause and covered here by its class.
 * ``tl.einsum_path()`` (no operands) was an IndexError from tensorlang's own reading; now
   numpy's ValueError ("No input operands"), as ``np.einsum_path()`` and ``tl.einsum()`` say.
 * An array for a temporary said "'t' is an 'temporary' variable": now "a temporary variable".
+* A STUR input that breaks its structure was reported as ``M(0, 1) = np.float64(1.0)``
+  (numpy's repr): now ``M(0, 1) = 1.0``, as the model language's check says it.
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -94,3 +98,32 @@ def test_an_array_for_a_temporary_or_an_out_variable_says_which_it_is():
                        ("C", "'C' is an 'out' variable and takes no input; pass it in out=")):
         with pytest.raises(tl.TensorLangError, match=said):
             kernel.run({"A": np.ones(2), name: np.ones(2)})
+
+
+STUR_DIAGONAL = """\
+symbols: N
+y(i) := M(i, j) * x(j)
+M:D(i, j) := (0 <= i < N) * (0 <= j < N)
+M:U(i, j) := (i = j)
+x:D(j) := (0 <= j < N)
+y:D(i) := (0 <= i < N)
+"""
+
+STUR_SYMMETRIC = """\
+symbols: N
+out(i, j) := S(i, j)
+out:D(i, j) := (0 <= i < N) * (0 <= j < N)
+S:D(i, j) := (0 <= i < N) * (0 <= j < N)
+S:U(i, j) := (0 <= i <= j < N)
+S:R(i, j, ip, jp) := (0 <= j < i < N) * (ip = j) * (jp = i)
+"""
+
+
+@pytest.mark.parametrize(("source", "inputs", "said"), [
+    (STUR_DIAGONAL, {"M": np.ones((2, 2)), "x": np.ones(2)}, "M(0, 1) = 1.0 is outside the unique set M:U and should be 0"),
+    (STUR_SYMMETRIC, {"S": np.array([[1.0, 2.0], [3.0, 4.0]])}, "S(1, 0) = 3.0 is a redundant copy by S:R and should be 2.0")])
+def test_a_broken_stur_structure_names_the_numbers_as_python_prints_them(source, inputs, said):
+    kernel = tl.compile(source, lang="stur", params={"N": 2}, backend="numpy", check_structure=True)
+    with pytest.raises(tl.TensorLangError, match=re.escape(said)) as caught:
+        kernel.run(inputs)
+    assert caught.value.code == "structure" and "np.float64" not in str(caught.value)
