@@ -474,7 +474,7 @@ JSON_STAGES = ("ast", "ein", "opt")
 
 def cmd_compile(args) -> int:
     text = _stage_text(args)
-    _out(text) if args.o in (None, "-") else write_text_file(args.o, text)  # UTF-8, as programs are read
+    _out(text) if args.o in (None, "-") else write_text_file(args.o, text, keep=args.program)  # UTF-8, as programs are read
     return 0
 
 

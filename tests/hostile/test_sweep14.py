@@ -17,12 +17,15 @@ fixed at its cause and covered here by its class.
 * An array for a temporary said "'t' is an 'temporary' variable": now "a temporary variable".
 * A STUR input that breaks its structure was reported as ``M(0, 1) = np.float64(1.0)``
   (numpy's repr): now ``M(0, 1) = 1.0``, as the model language's check says it.
+* ``tensorlang compile p.tl --emit c -o p.tl`` replaced the program with its C (exit 0: the
+  program lost), as did ``-o`` naming a link to it; now error[input] and the file is kept.
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -127,3 +130,16 @@ def test_a_broken_stur_structure_names_the_numbers_as_python_prints_them(source,
     with pytest.raises(tl.TensorLangError, match=re.escape(said)) as caught:
         kernel.run(inputs)
     assert caught.value.code == "structure" and "np.float64" not in str(caught.value)
+
+
+@pytest.mark.parametrize("output", ["p.tl", "./p.tl", "link.tl", "hard.tl"])
+def test_compile_never_writes_over_its_program(tmp_path, capsys, monkeypatch, output):
+    monkeypatch.chdir(tmp_path)
+    program = tmp_path / "p.tl"
+    text = "in var A : [2 3]\nout var C : [2]\nC[i] = sum(j) A[i,j]\n"
+    program.write_text(text)
+    (tmp_path / "link.tl").symlink_to(program)
+    os.link(program, tmp_path / "hard.tl")
+    assert main(["compile", "p.tl", "--emit", "c", "-o", output]) == 1
+    assert "error[input]" in capsys.readouterr().err and program.read_text() == text
+    assert main(["compile", "p.tl", "--emit", "c", "-o", "p.c"]) == 0 and "#include" in (tmp_path / "p.c").read_text()
