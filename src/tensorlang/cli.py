@@ -101,11 +101,11 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
             fh.seek(0)
         except OSError as exc:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
-        if head and not head.startswith((b"\x93NUMPY", b"PK")):
-            # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
+        if not head.startswith((b"\x93NUMPY", b"PK")):
+            # no array file at all (empty, text, CSV): numpy would try to unpickle it and say "pickled data"
             kind = "neither a .npy array nor an .npz archive"
             if head.decode("utf-8", "ignore").encode() == head:
-                kind = "text"
+                kind = "text" if head else "empty"
             what = f"input {name!r}" if name else "inputs"
             raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; "
                                            "numpy array files are written by np.save (.npy) and np.savez (.npz), "
@@ -474,7 +474,7 @@ JSON_STAGES = ("ast", "ein", "opt")
 
 def cmd_compile(args) -> int:
     text = _stage_text(args)
-    _out(text) if args.o in (None, "-") else write_text_file(args.o, text)  # UTF-8, as programs are read
+    _out(text) if args.o in (None, "-") else write_text_file(args.o, text, keep=args.program)  # UTF-8, as programs are read
     return 0
 
 

@@ -479,7 +479,7 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
     if optimize is None and not einsum_call:
         try:
             path = _our_path(operands)
-        except (TensorLangError, ValueError, TypeError):
+        except (TensorLangError, ValueError, TypeError, IndexError):  # numpy then says what is wrong
             path = None
         if path is not None:
             return _NUMPY_EINSUM_PATH(*operands, optimize=path)

@@ -435,7 +435,7 @@ class Kernel(ProgramInterface):
             supplied = self._validate_inputs(arrays)
             if self._check_structure and self.language.check_structure is not None:
                 self.language.check_structure(self.checked, supplied)
-            targets = self._validate_out(out) if out else {}
+            targets = {} if out is None else self._validate_out(out)
             if self._store_elements is None:
                 self._check_store_size()
             start = time.perf_counter()
@@ -469,9 +469,9 @@ class Kernel(ProgramInterface):
                 hint = closest(name, [*ctx.shapes, "out"])
                 raise error("input", f"the program has no variable {name!r}{hint} (declared: {known})")
             if name not in accepted:
-                role = ctx.quals[name] or "temporary"
-                hint = "; pass it in out= to receive the result in place" if role == "out" else ""
-                raise error("input", f"{name!r} is an {role!r} variable and takes no input{hint}", self._decl_span(name))
+                what = f"an {ctx.quals[name]!r}" if ctx.quals[name] else "a temporary"  # ('out': the only other)
+                hint = "; pass it in out= to receive the result in place" if ctx.quals[name] == "out" else ""
+                raise error("input", f"{name!r} is {what} variable and takes no input{hint}", self._decl_span(name))
         missing = next((n for n in self.checked.inputs if n not in arrays), None)
         if missing is not None:
             raise error("input", f"missing input {missing!r} of shape {show(ctx[missing])}", self._decl_span(missing))

@@ -143,12 +143,12 @@ class SymbolicKernel(ProgramInterface):
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
             compressed: bool = False) -> dict:
         """``k.run({"A": a})``: as :meth:`Kernel.run`."""
-        inputs = self._inputs_dict(inputs)
         return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
     @guard
     def for_inputs(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> Kernel:
         """The specialisation these arrays bind (:meth:`_binding`), compiled on first use."""
+        arrays = self._inputs_dict(arrays)
         kernel = self._specialization(self._binding(arrays, out, complete))
         self._last = kernel
         try:

@@ -35,7 +35,7 @@ def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int
     kernel = _kernel(program, inputs, params)
     # a missing, misspelt or misshapen input is the kernel call's error, not a ⊥ reference
     with pointing_into(kernel.source):
-        arrays = kernel._validate_inputs(inputs)
+        arrays = kernel._validate_inputs(kernel._inputs_dict(inputs))
     store = interp.run(kernel.ein, {n: np.asarray(v, dtype=np.float64) for n, v in arrays.items()}, interp.Bounded())
     return {name: store[name] for name in kernel.outputs}
 
@@ -56,8 +56,8 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
     for name, got in result.items():
         got = np.asarray(got)
         value, bound = expected[name]
-        if got.shape != np.shape(value):
-            raise AssertionError(f"{name}: shape {got.shape}, the reference has {np.shape(value)}")
+        if got.shape != np.shape(value) or got.dtype.kind not in "biuf":  # complex: no imaginary part dropped
+            raise AssertionError(f"{name}: {got.dtype} of shape {got.shape}, the reference float64 of shape {np.shape(value)}")
         eps = float(np.finfo(got.dtype).eps) if got.dtype.kind == "f" else float(np.finfo(np.float64).eps)
         got = got.astype(np.float64)
         got = np.where(np.isnan(value) & np.isinf(got), np.nan, got) if fused else got

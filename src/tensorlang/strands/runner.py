@@ -378,8 +378,15 @@ def _print_text(text: str, where: str, out) -> None:
     write_text_file(where, text, "the printed output to")
 
 
-def write_text_file(path: str, text: str, what: str = "") -> None:
-    """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads)."""
+def write_text_file(path: str, text: str, what: str = "", keep: str | None = None) -> None:
+    """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads,
+    and for the file ``keep`` names: the program that was read, which the text would replace)."""
+    try:
+        same = keep not in (None, "-") and os.path.samefile(path, keep)  # (a link to it, too)
+    except (OSError, ValueError):  # a file missing, or a name the system refuses: not one file
+        same = False
+    if same:
+        raise error("input", f"cannot write {path!r}: it is the program {keep!r}, which it would replace")
     try:
         with open(path, "w", encoding="utf-8", opener=nrrd_out.open_nonblocking) as fh:
             fh.write(text)

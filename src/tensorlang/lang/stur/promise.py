@@ -120,10 +120,10 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
     position = tuple(int(p) for p in np.argwhere(bad)[0])
     where_text = f"{name}({', '.join(map(str, position))})"
     if covered[position]:
-        why = f"is a redundant copy by {name}:R and should be {expected[position]!r}"
+        why = f"is a redundant copy by {name}:R and should be {float(expected[position])!r}"
     else:
         why = f"is outside the unique set {name}:U and should be 0"
-    message = f"input {name!r} breaks its structure: {where_text} = {value[position]!r} {why}"
+    message = f"input {name!r} breaks its structure: {where_text} = {float(value[position])!r} {why}"
     fact = model.uniques[name]
     raise TensorLangError("structure", message, diagnostics=[Diagnostic("structure", message, fact.head_span,
                                                                         "structure promise (003 §3)")])
