@@ -274,12 +274,10 @@ class Kernel(ProgramInterface):
     _entry_installed = False
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
-        """The C entry's caller raised ``exc`` on ``self(**keywords)``: as :meth:`Runner.call`."""
-        if isinstance(exc, KernelFailed):
-            raise exc.with_source(self.source) from None
+        """The C entry's caller raised ``exc`` on ``self(**keywords)``: :meth:`Runner.raised`."""
         arrays = dict(keywords)
         out = arrays.pop("out", None)
-        return self._general(*self._out_variable(arrays, out))
+        return self.runner.raised(exc, *self._out_variable(arrays, out))
 
     @property
     def ein(self) -> ir.Program:
@@ -591,10 +589,14 @@ class Runner:
         if caller is not None:
             try:
                 results = caller(arrays, out)
-            except KernelFailed as exc:  # it ran: never redone
-                raise exc.with_source(self.kernel.source) from None
-            except Exception:  # noqa: BLE001 - redone on the general path, which reports
-                results = None
+            except Exception as exc:  # noqa: BLE001 - raised() decides
+                return self.raised(exc, arrays, out)
             if results is not None:
                 return results
+        return self.kernel._general(arrays, out)
+
+    def raised(self, exc: BaseException, arrays: dict, out) -> dict[str, np.ndarray]:
+        """The C caller raised ``exc`` (here or in the C entry): a KernelFailed ran, never redone; the rest is redone."""
+        if isinstance(exc, KernelFailed):
+            raise exc.with_source(self.kernel.source) from None
         return self.kernel._general(arrays, out)
