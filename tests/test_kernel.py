@@ -141,7 +141,7 @@ def _counting_general(monkeypatch) -> list:
 
 
 def test_a_raising_c_caller_is_redone_on_the_general_path_unless_the_kernel_failed(monkeypatch):
-    """``Runner.raised``, the rule of ``Runner.call`` and of the C entry (``_c_call_raised``):
+    """``Runner.raise_if_failed``, the rule of ``Runner.call`` and of the C entry (``_c_call_raised``):
     a KernelFailed ran and leaves with the kernel's source; anything else is redone."""
     from tensorlang.errors import KernelFailed
     k = tl.compile(MATMUL, backend="c")

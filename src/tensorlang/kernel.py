@@ -274,10 +274,11 @@ class Kernel(ProgramInterface):
     _entry_installed = False
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
-        """The C entry's caller raised ``exc`` on ``self(**keywords)``: :meth:`Runner.raised`."""
+        """The C entry's caller raised ``exc`` on ``self(**keywords)``: as :meth:`Runner.call`."""
+        self.runner.raise_if_failed(exc)
         arrays = dict(keywords)
         out = arrays.pop("out", None)
-        return self.runner.raised(exc, *self._out_variable(arrays, out))
+        return self._general(*self._out_variable(arrays, out))
 
     @property
     def ein(self) -> ir.Program:
@@ -589,14 +590,14 @@ class Runner:
         if caller is not None:
             try:
                 results = caller(arrays, out)
-            except Exception as exc:  # noqa: BLE001 - raised() decides
-                return self.raised(exc, arrays, out)
+            except Exception as exc:  # noqa: BLE001 - anything but a KernelFailed: redone on the general path
+                self.raise_if_failed(exc)
+                results = None
             if results is not None:
                 return results
         return self.kernel._general(arrays, out)
 
-    def raised(self, exc: BaseException, arrays: dict, out) -> dict[str, np.ndarray]:
-        """The C caller raised ``exc`` (here or in the C entry): a KernelFailed ran, never redone; the rest is redone."""
+    def raise_if_failed(self, exc: BaseException) -> None:
+        """The C caller raised ``exc`` (here or in the C entry): a KernelFailed ran and is never redone."""
         if isinstance(exc, KernelFailed):
             raise exc.with_source(self.kernel.source) from None
-        return self.kernel._general(arrays, out)
