@@ -120,3 +120,58 @@ def test_a_target_offers_one_call_path(backend):
     target = tl.compile(MATMUL, backend=backend).target
     assert callable(target.run) and hasattr(target, "c_call")
     assert not [name for name in dir(target) if "fast" in name.lower()]
+
+
+class Raising:
+    """A C caller's stand-in that raises ``exc`` on every call."""
+
+    def __init__(self, exc: Exception):
+        self.exc, self.calls = exc, 0
+
+    def __call__(self, arrays, out):
+        self.calls += 1
+        raise self.exc
+
+
+def _counting_general(monkeypatch) -> list:
+    general: list = []
+    real = Kernel._general
+    monkeypatch.setattr(Kernel, "_general", lambda self, a, o: general.append(1) or real(self, a, o))
+    return general
+
+
+def test_a_raising_c_caller_is_redone_on_the_general_path_unless_the_kernel_failed(monkeypatch):
+    """``Runner.raise_if_failed``, the rule of ``Runner.call`` and of the C entry (``_c_call_raised``):
+    a KernelFailed ran and leaves with the kernel's source; anything else is redone."""
+    from tensorlang.errors import KernelFailed
+    k = tl.compile(MATMUL, backend="c")
+    arrays = _inputs(PROGRAMS["matmul"][1], 9)
+    want = arrays["A"] @ arrays["B"]
+    k(**arrays)
+    general = _counting_general(monkeypatch)
+    k.runner.c_call = k._c_call = Raising(ValueError("not this call"))
+    np.testing.assert_allclose(k(**arrays)["C"], want, rtol=1e-14)
+    np.testing.assert_allclose(k.run(arrays)["C"], want, rtol=1e-14)
+    np.testing.assert_allclose(k._c_call_raised(ValueError("from C"), dict(arrays))["C"], want, rtol=1e-14)
+    assert len(general) == 3
+    k.runner.c_call = k._c_call = Raising(KernelFailed("backend", "the C kernel failed (status 3)"))
+    for call in (lambda: k(**arrays), lambda: k.run(arrays),
+                 lambda: k._c_call_raised(KernelFailed("backend", "status 3"), dict(arrays))):
+        with pytest.raises(KernelFailed) as info:
+            call()
+        assert info.value.code == "backend" and info.value.filename == k.source.filename
+    assert len(general) == 3 and k._c_call.calls == 2
+
+
+def test_an_einsum_runner_whose_ordered_call_declines_goes_through_the_kernels_runner(monkeypatch):
+    """A misaligned operand has the cache key of an aligned one; the kernel's ``ordered``
+    call declines it (callext.fits) and the runner's ``Runner.call`` computes it."""
+    rng = np.random.default_rng(10)
+    a, b = rng.uniform(-1, 1, (3, 7)), rng.uniform(-1, 1, (7, 2))
+    np.testing.assert_allclose(tl.einsum("ij,jk->ik", a, b, backend="c"), a @ b, rtol=1e-14)
+    misaligned = np.frombuffer(bytearray(a.nbytes + 1), dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+    misaligned[...] = a
+    assert misaligned.flags.c_contiguous and not misaligned.flags.aligned
+    general = _counting_general(monkeypatch)
+    np.testing.assert_allclose(tl.einsum("ij,jk->ik", misaligned, b, backend="c"), a @ b, rtol=1e-14)
+    assert len(general) == 1

@@ -319,17 +319,11 @@ def _one_input(program: ir.Program) -> ir.Program:
 
 
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
-    """The runner of a compiled kernel: its ``ordered`` call where it has one (the key fixed
-    every operand's shape, dtype and layout), else ``kernel.runner``.  ``same``: as :func:`_make_runner`."""
-    names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
+    """The runner of a compiled kernel: ``kernel.runner``'s call, behind the target's ``ordered``
+    call where it has one (the key fixed every operand's shape, dtype and layout; where it
+    declines, None, the runner's call).  ``same``: as :func:`_make_runner`."""
+    names = ("T0",) if same else tuple(f"T{k}" for k in range(len(layouts)))  # (zip reads one operand for same)
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
-    ordered = getattr(kernel.target, "ordered_call", None)
-    caller = ordered(names, kernel.threads) if (plain and ordered is not None) else None
-    if caller is not None:
-        return _caller_runner(caller, kernel, scalar)
-    if same:  # the kernel's own paths take the one input
-        inner = _kernel_runner(kernel, layouts[:1], dtypes[:1], dtype, scalar)
-        return lambda ops: inner(ops[:1])
     through = kernel.runner.call
 
     def prepare(ops):  # np.asarray(order="C"), not ascontiguousarray: a 0-d operand stays 0-d
@@ -340,22 +334,17 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
         arrays = dict(zip(names, ops)) if plain else prepare(ops)
         value = through(arrays, None)[RESULT]
         return value[()] if scalar else value
-    return run
 
+    ordered = getattr(kernel.target, "ordered_call", None)
+    caller = ordered(names * len(layouts) if same else names, kernel.threads) if (plain and ordered is not None) else None
+    if caller is None:
+        return run
 
-def _caller_runner(ordered, kernel: Kernel, scalar: bool):
-    """The runner of a kernel's ``ordered`` call (targets/c/callext.py); where it declines
-    (None), the kernel's general path."""
-    inputs = kernel.inputs
-
-    def run(ops):
-        result = ordered(*ops)
-        if result is None:
-            value = kernel.run({f"T{k}": o for k, o in enumerate(ops) if f"T{k}" in inputs})[RESULT]
-            return value[()] if scalar else value
-        return result
-    run.ordered = ordered  # type: ignore[attr-defined]  # the hit, and contract_expression's calls
-    return run
+    def first(ops):
+        result = caller(*ops)
+        return run(ops) if result is None else result
+    first.ordered = caller  # type: ignore[attr-defined]  # the hit, and contract_expression's calls
+    return first
 
 
 # ------------------------------------------------------------------ opt_einsum's interface

@@ -275,8 +275,7 @@ class Kernel(ProgramInterface):
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
         """The C entry's caller raised ``exc`` on ``self(**keywords)``: as :meth:`Runner.call`."""
-        if isinstance(exc, KernelFailed):
-            raise exc.with_source(self.source) from None
+        self.runner.raise_if_failed(exc)
         arrays = dict(keywords)
         out = arrays.pop("out", None)
         return self._general(*self._out_variable(arrays, out))
@@ -591,10 +590,14 @@ class Runner:
         if caller is not None:
             try:
                 results = caller(arrays, out)
-            except KernelFailed as exc:  # it ran: never redone
-                raise exc.with_source(self.kernel.source) from None
-            except Exception:  # noqa: BLE001 - redone on the general path, which reports
+            except Exception as exc:  # noqa: BLE001 - anything but a KernelFailed: redone on the general path
+                self.raise_if_failed(exc)
                 results = None
             if results is not None:
                 return results
         return self.kernel._general(arrays, out)
+
+    def raise_if_failed(self, exc: BaseException) -> None:
+        """The C caller raised ``exc`` (here or in the C entry): a KernelFailed ran and is never redone."""
+        if isinstance(exc, KernelFailed):
+            raise exc.with_source(self.kernel.source) from None

@@ -109,10 +109,10 @@ class SymbolicKernel(ProgramInterface):
             kernel = None
         if kernel is None:
             kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
-        if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
-            self._last = kernel
-            return kernel.runner.call(*kernel._out_variable(arrays, out))
-        return self._call_guarded(out, arrays)
+        if kernel is None:
+            kernel = self.for_inputs(arrays, out, complete=True)  # (which reports)
+        self._last = kernel
+        return kernel.runner.call(*kernel._out_variable(arrays, out))
 
     def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
         """The binding read off plain ndarrays unchecked (the specialisation checks), or None."""
@@ -133,11 +133,6 @@ class SymbolicKernel(ProgramInterface):
         except Exception:  # noqa: BLE001 - anything unusual takes the careful path
             return None
         return tuple(values) if all(values) else None
-
-    @guard
-    def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        kernel = self.for_inputs(arrays, out, complete=True)
-        return kernel.runner.call(*kernel._out_variable(arrays, out))
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
