@@ -153,3 +153,30 @@ def test_a_number_on_the_command_line_is_ascii_without_underscores(tmp_path, arg
     assert exc.value.code == "input" and list(tmp_path.iterdir()) == []
     assert p.main(["-n", "+7", "-eps", "-1.5e-3", "-o", str(tmp_path / "r.nrrd")], out=io.StringIO(),
                   err=io.StringIO()) == 0
+
+
+# normalize of a zero vector divides by its length as Diderot's executables do: NaN in every
+# component (it was the zero vector here); a vector whose squares underflow has length 0 and
+# its components divided by it are infinities of their signs.
+NORMALIZE = """#version 2.0
+input real s = 0.0;
+strand S (int i) {
+  output vec3 r = [0.0, 0.0, 0.0];
+  update { r = normalize([s * real(i), -s, s]); stabilize; }
+}
+create_collection { S(i) | i in 0..1 };
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=needs_cc)])
+def test_normalize_of_a_zero_vector_is_nan_as_in_diderot(backend):
+    import numpy as np
+
+    p = program(NORMALIZE)
+    zero = p.run({}, backend=backend).outputs["r"]
+    assert np.isnan(zero).all()
+    tiny = p.run({"s": 1e-200}, backend=backend).outputs["r"]
+    assert np.isnan(tiny[0, 0]) and tiny[0, 1:].tolist() == [-np.inf, np.inf]
+    assert tiny[1].tolist() == [np.inf, -np.inf, np.inf]
+    one = p.run({"s": 2.0}, backend=backend).outputs["r"]
+    assert one[1].tolist() == pytest.approx([3 ** -0.5, -(3 ** -0.5), 3 ** -0.5])

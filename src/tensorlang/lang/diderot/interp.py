@@ -624,8 +624,8 @@ def _clamp(lo, hi, x):
 
 
 def _normalize(v):
-    n = float(np.sqrt(np.sum(np.square(v))))
-    return v / n if n != 0 else v * 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero vector: NaN, as in Diderot's executables
+        return v / float(np.sqrt(np.sum(np.square(v))))
 
 
 _EPS = 16 * np.finfo(np.float64).eps
