@@ -68,10 +68,12 @@ def test_fma_rounds_once():
     assert fma(1e308, 10.0, 0.0) == math.inf and fma(-1e308, 10.0, 0.0) == -math.inf
 
 
-def test_a_singular_looking_but_invertible_map_keeps_numpys_inverse():
-    # a det that underflows to 0 in Diderot's formula (an executable would divide by 0): numpy's inverse
-    w = np.diag([1e-200, 1e-200, 1.0])
-    assert np.array_equal(world_to_index(w, 2), np.linalg.inv(w))
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_a_map_whose_det_under_or_overflows_keeps_numpys_inverse(scale):
+    # Diderot's formula: 1/0 or 1/∞ (an executable's map is ∞ or 0 there): numpy's inverse
+    for d in (2, 3):
+        w = np.diag([scale] * d + [1.0])
+        assert np.array_equal(world_to_index(w, d), np.linalg.inv(w))
 
 
 PROGRAM = """#version 2.0

@@ -174,14 +174,16 @@ def world_to_index(world: np.ndarray, dim: int) -> np.ndarray:
     (docs/diderot.md, "Images"): 1-D ``1/s`` and ``-t/s``; 2-D and 3-D the adjugate times
     ``1/det`` (image.cxx: invert2x2, invert3x3, their products and sums in their order), the
     translation ``-(M⁻¹ t)`` in fused multiply-adds (g++ -march=native contracts the loop of
-    image-inst.hxx); numpy's inverse where a det underflows to 0."""
+    image-inst.hxx); numpy's inverse where the det under- or overflows."""
     m = world[:dim, :dim].ravel().tolist()
     t = world[:dim, dim].tolist()
     if dim == 1:  # (m[0] is not 0: _world_matrix refuses a singular map)
         inv, shift = [1.0 / m[0]], [-t[0] / m[0]]
     else:
-        with np.errstate(all="ignore"):
-            scale = float(np.float64(1.0) / _det(m, dim))
+        det = _det(m, dim)
+        if not 0 < abs(det) < math.inf:  # (under- or overflowed: an executable's map is 0 or ∞ there)
+            return np.linalg.inv(world)
+        scale = 1.0 / det
         if dim == 2:
             inv = [scale * m[3], scale * -m[1], scale * -m[2], scale * m[0]]
         else:
