@@ -21,14 +21,15 @@ BLOCK = 1 << 14
 
 def _axis(img: Image, points: np.ndarray, a: int) -> np.ndarray:
     """Index-space coordinate ``a`` of world ``points``, column by column (no BLAS call for
-    a 3x3 map; (N, dim) temporaries and all(axis=-1) in :func:`inside` cost 17x this)."""
+    a 3x3 map; (N, dim) temporaries and all(axis=-1) in :func:`inside` cost 17x this): the
+    products, then the translation, as Diderot's executables sum them (1-D: not fused)."""
     m, d = img.to_index, img.dim
-    column = np.full(points.shape[0], m[a, d])
+    column = np.zeros(points.shape[0])
     with np.errstate(all="ignore"):
         for b in range(d):
             if m[a, b] != 0:
                 column += m[a, b] * points[:, b]
-    return column
+        return column + m[a, d]
 
 
 def index_positions(img: Image, points: np.ndarray) -> np.ndarray:

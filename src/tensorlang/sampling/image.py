@@ -13,6 +13,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field as dataclass_field
+from fractions import Fraction
 
 import numpy as np
 
@@ -61,7 +62,7 @@ class Image(Samples):
     to_index: np.ndarray = dataclass_field(init=False)  # the world-to-index map (world's inverse): made once, read-only
 
     def __post_init__(self) -> None:  # (world: as image() takes it; checked and copied: nothing else writes it)
-        for name, value in (("world", world := _world_matrix(self.world, self.dim)), ("to_index", np.linalg.inv(world))):
+        for name, value in (("world", world := _world_matrix(self.world, self.dim)), ("to_index", world_to_index(world, self.dim))):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
 
@@ -148,6 +149,82 @@ def _world_matrix(world, dim: int) -> np.ndarray:
     if not invertible:
         raise error("input", "the world matrix is singular: index space cannot be recovered from world space")
     return m
+
+
+def fma(a: float, b: float, c: float) -> float:
+    """``a·b + c`` rounded once (C's fma) where all three are finite; else as two operations."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:  # (-0 only from -0 + -0, as IEEE rounds)
+        return a * b + c
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
+
+
+#: the 3x3 adjugate's entries ``m[a]·m[d] - m[b]·m[c]`` as (a, b, c, d), row-major (diderot/image.cxx: invert3x3)
+_ADJUGATE3 = ((4, 5, 7, 8), (2, 1, 8, 7), (1, 2, 4, 5), (5, 3, 8, 6), (0, 2, 6, 8), (2, 0, 5, 3),
+              (3, 4, 6, 7), (1, 0, 7, 6), (0, 1, 3, 4))
+
+
+def world_to_index(world: np.ndarray, dim: int) -> np.ndarray:
+    """The inverse of the affine ``world``, bit for bit as Diderot's executables compute it
+    (docs/diderot.md, "Images"): 1-D ``1/s`` and ``-t/s``; 2-D and 3-D the adjugate times
+    ``1/det`` (image.cxx: invert2x2, invert3x3, their products and sums in their order), the
+    translation ``-(M⁻¹ t)`` in fused multiply-adds (g++ -march=native contracts the loop of
+    image-inst.hxx); numpy's inverse where the det under- or overflows."""
+    m = world[:dim, :dim].ravel().tolist()
+    t = world[:dim, dim].tolist()
+    if dim == 1:  # (m[0] is not 0: _world_matrix refuses a singular map)
+        inv, shift = [1.0 / m[0]], [-t[0] / m[0]]
+    else:
+        det = _det(m, dim)
+        if not 0 < abs(det) < math.inf:  # (under- or overflowed: an executable's map is 0 or ∞ there)
+            return np.linalg.inv(world)
+        scale = 1.0 / det
+        if dim == 2:
+            inv = [scale * m[3], scale * -m[1], scale * -m[2], scale * m[0]]
+        else:
+            inv = [scale * (m[a] * m[d] - m[b] * m[c]) for a, b, c, d in _ADJUGATE3]
+        shift = [_shift(inv[dim * i: dim * i + dim], t) for i in range(dim)]
+    out = np.eye(dim + 1)
+    out[:dim, :dim] = np.reshape(inv, (dim, dim))
+    out[:dim, dim] = shift
+    return out if np.all(np.isfinite(out)) else np.linalg.inv(world)
+
+
+def _det(m: list[float], dim: int) -> float:
+    """The determinant of the row-major ``m`` in Diderot's order of products and sums."""
+    if dim == 2:
+        return m[0] * m[3] - m[1] * m[2]
+    return (m[0] * m[4] * m[8] + m[3] * m[7] * m[2] + m[6] * m[1] * m[5]
+            - m[6] * m[4] * m[2] - m[3] * m[1] * m[8] - m[0] * m[7] * m[5])
+
+
+def _shift(row: list[float], t: list[float]) -> float:
+    """``-(row · t)``: the sum in fused multiply-adds, left to right, the last one negated."""
+    total = 0.0
+    for j in range(len(t) - 1):
+        total = fma(row[j], t[j], total)
+    return fma(-row[-1], t[-1], -total)
+
+
+def index_point(to_index: np.ndarray, x) -> np.ndarray:
+    """World point ``x`` in index space in the order of Diderot's executables: 1-D
+    ``fma(s, x, t)``; else each row's products summed left to right, then its translation."""
+    rows = to_index.tolist()
+    x = np.reshape(np.asarray(x, dtype=np.float64), (len(rows) - 1,)).tolist()
+    if len(x) == 1:
+        return np.array([fma(rows[0][0], x[0], rows[0][1])])
+    out = []
+    for row in rows[:-1]:
+        total = row[0] * x[0]
+        for b in range(1, len(x)):
+            total = total + row[b] * x[b]
+        out.append(total + row[-1])
+    return np.array(out)
 
 
 def image(data, dim: int | None = None, world=None) -> Image:

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import error
-from ...sampling.image import Image
+from ...sampling.image import Image, index_point
 from ...sampling.kernels import Kernel, tap_weights
 
 
@@ -98,11 +98,10 @@ class Conv(Field):
         self.img: Image = img.image if isinstance(img, BorderImage) else img
         self.kern, self.dim, self.shape, self._sizes = kern, self.img.dim, self.img.voxel_shape, self.img.sizes
         d, inv = self.dim, self.img.to_index  # (kept with the image; a list's == costs 1/60 of np.array_equal's)
-        self._m, self._o, self._identity = inv[:d, :d], inv[:d, d], inv[:d, :d].tolist() == _EYE[d]
+        self._m, self._identity = inv[:d, :d], inv[:d, :d].tolist() == _EYE[d]
 
     def index(self, x: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return self._m @ np.reshape(np.asarray(x, dtype=np.float64), (self.dim,)) + self._o
+        return index_point(self.img.to_index, x)  # (in the order of Diderot's executables)
 
     def inside(self, x) -> bool:
         """Diderot's ``inside(x, F)``, strictly on the index position (docs/diderot-compiled.md)."""

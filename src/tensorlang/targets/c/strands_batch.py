@@ -183,9 +183,8 @@ def _lane_map(d: int, p: str, diag: bool) -> list[str]:
     diagonal way too); ``ok``: the index position finite."""
     out = []
     for a in range(d):
-        diagonal = f", xd{a} = m{4 * a + 3} + m{5 * a} * x{a}" if diag else ""
-        out.append(f"{p}double xi{a} = m{4 * a + 3}{diagonal};")
-        out += [f"{p}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};" for c in range(d)]
+        diagonal = f", xd{a} = {P.row_map(d, a, 'm{}', True)}" if diag else ""
+        out.append(f"{p}double xi{a} = {P.row_map(d, a, 'm{}')}{diagonal};")
         if diag:
             out.append(f"{p}xi{a} = diag ? xd{a} : xi{a};")
     return out + [f"{p}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";"]

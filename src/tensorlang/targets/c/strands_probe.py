@@ -178,20 +178,28 @@ OUTLINE = 16384
 
 def index_map(d: int, p: str, reuse: tuple[list[str], list[str]] | None = None) -> list[str]:
     """``xi0``.. = the world point ``x0``.. mapped by the rows ``im->m``, an entry 0 skipped
-    as the interpreter does (0·∞ adds no NaN), one test where the map is diagonal.  ``reuse``:
-    a point and its index position that this map gave ahead of the update (tl_ahead), taken
-    where the point is equal (±0 give the same cell and fraction)."""
+    as the interpreter does (0·∞ adds no NaN), one test where the map is diagonal; in the
+    order of Diderot's executables (sampling/image.py: index_point).  ``reuse``: a point
+    and its index position that this map gave ahead of the update (tl_ahead), taken where
+    the point is equal (±0 give the same cell and fraction)."""
     out = [f"{p}double {', '.join(f'xi{a}' for a in range(d))};"]
     if reuse is not None:
         same = " && ".join(f"x{a} == {w}" for a, w in enumerate(reuse[0]))
         out += [f"{p}if ({same}) {{"] + [f"{p}    xi{a} = {k};" for a, k in enumerate(reuse[1])]
     out.append(f"{p}{'} else ' if reuse is not None else ''}if (im->diag) {{")
-    out += [f"{p}    xi{a} = im->m[{4 * a + 3}] + im->m[{5 * a}] * x{a};" for a in range(d)]
+    out += [f"{p}    xi{a} = {row_map(d, a, 'im->m[{}]', True)};" for a in range(d)]
     out.append(f"{p}}} else {{")
-    for a in range(d):
-        terms = " ".join(f"if (im->m[{4 * a + c}] != 0) xi{a} += im->m[{4 * a + c}] * x{c};" for c in range(d))
-        out.append(f"{p}    xi{a} = im->m[{4 * a + 3}]; {terms}")
+    out += [f"{p}    xi{a} = {row_map(d, a, 'im->m[{}]')};" for a in range(d)]
     return out + [f"{p}}}"]
+
+
+def row_map(d: int, a: int, m: str, diagonal: bool = False) -> str:
+    """Index coordinate ``a`` of ``x0``.. from the map's entries ``m`` (a format of an entry's number) in Diderot's
+    order: 1-D ``fma(s, x, t)``; else the products (an entry 0 skipped; ``diagonal``: the one), then ``t``."""
+    if d == 1:
+        return f"fma({m.format(0)}, x0, {m.format(3)})"
+    terms = [f"({m.format(4 * a + c)} != 0 ? {m.format(4 * a + c)} * x{c} : 0.0)" for c in range(d)]
+    return f"({f'{m.format(5 * a)} * x{a}' if diagonal else ' + '.join(terms)}) + {m.format(4 * a + 3)}"
 
 
 def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,

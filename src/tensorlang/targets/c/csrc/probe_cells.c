@@ -24,9 +24,9 @@ static int tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, c
     for (int a = 0; a < D; a++)
         for (int j = 0; j < B; j++) {
             const double *pt = pts + (p0 + j < n ? p0 + j : p0) * D;
-            double v = M[a*(D+1) + D];
+            double v = 0.0;  /* the products, then the translation: Diderot's order (sampling/image.py: index_point) */
             for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-            x[a][j] = v;
+            x[a][j] = v + M[a*(D+1) + D];
         }
     /* the batch as vectors (GCC/clang vector extensions, not left to the vectorizer):
        a point is inside on axis a where floor(x) >= s-1 and floor(x) + s <= size-1,

@@ -54,9 +54,9 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
                 int64_t at = 0;
                 int inside = 1;
                 for (int a = 0; a < D; a++) {
-                    double v = M[a*(D+1) + D];
+                    double v = 0.0;  /* probe_cells.c's index position */
                     for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-                    const double fl = floor(v);
+                    const double fl = floor(v + M[a*(D+1) + D]);
                     inside &= (fl + TL_FILL_FIRSTTAP >= 0.0) & (fl + TL_FILL_RADIUS <= (double)(sizes[a] - 1));
                     at += inside ? (int64_t)(fl + TL_FILL_FIRSTTAP) * stride[a] : 0;
                 }
