@@ -98,6 +98,19 @@ def test_a_sequence_file_holds_row_major_items_of_the_declared_size(tmp_path, ba
         assert exc.value.code == "input"
 
 
+# A plain text sequence file is read as Teem reads it: one line of numbers is 1-D (diderotc's
+# executable sums `1 2 3 4` given to a real sequence to 10), several lines are one item a line
+# (`1 2` and `3 4` given to ps are two vec2s). The row-major change above refused the one line.
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=needs_cc)])
+def test_a_text_sequence_file_of_one_line_is_one_dimensional_as_teem_reads_it(tmp_path, backend):
+    (tmp_path / "xs.txt").write_text("1 2 3 4\n")
+    (tmp_path / "ps.txt").write_text("5 1\n3 7\n")
+    values = {"xs": str(tmp_path / "xs.txt"), "ms": _nrrd(tmp_path / "ms.nrrd", [4, 2], range(8)),
+              "ps": str(tmp_path / "ps.txt")}
+    res = program(SEQUENCES).run(values, backend=backend)
+    assert res.outputs["r"].tolist() == [[10.0, 2.0, 22.0, 0.0]]
+
+
 # Snapshots: Diderot's executable (diderotc --snapshot) runs N super-steps at a time and
 # writes a snapshot after each run, so the last step gets one too when the run ends (every
 # strand stable, or the -l limit) between two multiples of N; here it wrote only the

@@ -1070,10 +1070,11 @@ def _read_items(path: str) -> np.ndarray:
         size = _regular_file(path)
         with open(path, "rb") as f:
             magic = f.read(4)
-        if magic != b"NRRD":  # a plain text file: one item a line (Teem reads it so)
+        if magic != b"NRRD":  # a plain text file: one item a line, or one line of numbers (1-D), as Teem reads it
             if size > MAX_TEXT_BYTES:
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
-            return np.atleast_2d(np.loadtxt(path, dtype=np.float32, ndmin=2)).T.astype(np.float64)  # floats, as Teem
+            rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+            return rows[0] if len(rows) == 1 else rows.T
         data, _ = read_nrrd(path)
     except TensorLangError:
         raise
