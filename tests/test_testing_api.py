@@ -60,6 +60,9 @@ def test_float32_results_get_float32_rounding_and_symbolic_kernels_bind_their_si
         tl.testing.assert_matches_reference(k, inputs, {"y": np.zeros(4, np.float32)})
     with pytest.raises(AssertionError, match="no result"):
         tl.testing.assert_matches_reference(k, inputs, {"z": np.zeros(5)})
+    with pytest.raises(tl.TensorLangError, match="no result to check: pass at least one of y") as info:
+        tl.testing.assert_matches_reference(k, inputs, {})  # (it passed: nothing checked)
+    assert info.value.code == "input"
 
 
 def test_the_fused_rule_lets_an_overflowing_product_meet_its_infinity():

@@ -465,10 +465,10 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
     """The contraction order tensorlang runs as numpy.einsum_path's ``(path, report)``; with
     ``optimize`` or for a call numpy computes, numpy's own (docs/einsum.md)."""
     check_operands(operands)
-    if optimize is None and not einsum_call:
+    if optimize is None and not einsum_call and operands:  # (none: numpy's "No input operands")
         try:
             path = _our_path(operands)
-        except (TensorLangError, ValueError, TypeError, IndexError):  # numpy then says what is wrong
+        except (TensorLangError, ValueError, TypeError):  # numpy then says what is wrong
             path = None
         if path is not None:
             return _NUMPY_EINSUM_PATH(*operands, optimize=path)

@@ -50,6 +50,8 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
         if len(expected) != 1:
             raise error("input", f"the program has {len(expected)} results ({', '.join(expected)}): pass them as a dict")
         result = {next(iter(expected)): result}
+    if not result:
+        raise error("input", f"no result to check: pass at least one of {', '.join(expected)}")
     unknown = [n for n in result if n not in expected]
     if unknown:
         raise AssertionError(f"{unknown[0]!r} is no result of the program (results: {', '.join(expected)})")

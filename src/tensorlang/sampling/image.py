@@ -13,7 +13,6 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field as dataclass_field
-from fractions import Fraction
 
 import numpy as np
 
@@ -152,16 +151,20 @@ def _world_matrix(world, dim: int) -> np.ndarray:
 
 
 def fma(a: float, b: float, c: float) -> float:
-    """``a·b + c`` rounded once (C's fma) where all three are finite; else as two operations."""
+    """``a·b + c`` rounded once (C's fma) where all three are finite; else as two operations.
+    Exact in integers: each float is an integer over a power of two, and Python's division
+    of two integers rounds once."""
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
         return a * b + c
-    exact = Fraction(a) * Fraction(b) + Fraction(c)
-    if exact == 0:  # (-0 only from -0 + -0, as IEEE rounds)
+    (na, da), (nb, db), (nc, dc) = a.as_integer_ratio(), b.as_integer_ratio(), c.as_integer_ratio()
+    den = max(da * db, dc)
+    num = na * nb * (den // (da * db)) + nc * (den // dc)
+    if num == 0:  # (-0 only from -0 + -0, as IEEE rounds)
         return a * b + c
     try:
-        return float(exact)
+        return num / den
     except OverflowError:
-        return math.inf if exact > 0 else -math.inf
+        return math.inf if num > 0 else -math.inf
 
 
 #: the 3x3 adjugate's entries ``m[a]·m[d] - m[b]·m[c]`` as (a, b, c, d), row-major (diderot/image.cxx: invert3x3)

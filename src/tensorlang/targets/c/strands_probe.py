@@ -178,8 +178,8 @@ OUTLINE = 16384
 
 def index_map(d: int, p: str, reuse: tuple[list[str], list[str]] | None = None) -> list[str]:
     """``xi0``.. = the world point ``x0``.. mapped by the rows ``im->m``, an entry 0 skipped
-    as the interpreter does (0·∞ adds no NaN), one test where the map is diagonal; in the
-    order of Diderot's executables (sampling/image.py: index_point).  ``reuse``: a point
+    (0·∞ adds no NaN: the interpreter's NaN there is a point outside as well), one test where
+    the map is diagonal; in the order of Diderot's executables (sampling/image.py: index_point).  ``reuse``: a point
     and its index position that this map gave ahead of the update (tl_ahead), taken where
     the point is equal (±0 give the same cell and fraction)."""
     out = [f"{p}double {', '.join(f'xi{a}' for a in range(d))};"]

@@ -1,4 +1,7 @@
 // strands_prelude.h: the head of every strand program's source (strands.py); see docs/diderot-compiled.md.
+#if defined(__clang__)  /* no fused multiply-add but where written (fma): the interpreter's bits (gcc: -std=c99) */
+#pragma STDC FP_CONTRACT OFF
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
