@@ -73,8 +73,7 @@ def encode(output, value: Any, grid: bool) -> tuple[list[int], list[str], str, n
 def write(path: str, output, value: Any, grid: bool) -> str:
     """Write ``value`` (the output's array over all strands) to ``path``; returns the path.
     error[input] when the file cannot be written."""
-    sizes, kinds, type_name, data = encode(output, value, grid)
-    _save(path, output, sizes, kinds, type_name, data)
+    _save(path, output, *encode(output, value, grid))
     return path
 
 
@@ -164,15 +163,21 @@ def snapshot_name(prefix: str, step: int) -> str:
     return f"{prefix}-{step:04d}.nrrd"
 
 
-def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool, warn=None) -> list[str]:
-    """Write every output to its file (``files``: output name -> path; for a sequence of
-    any length, the prefix of its two files); the paths written."""
+def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool, warn=None, step=None) -> list[str]:
+    """Write every output, each checked before any is, to its file (``files``: output name -> path, a prefix
+    for a sequence of any length or for snapshot ``step``'s files); the paths written."""
+    encoded = {out.name: encode(out, values[out.name], grid) for out in outputs if not is_dynamic(out)}
+    for out in (o for o in outputs if is_dynamic(o) and o.type.startswith("int")):
+        for seq in np.asarray(values[out.name], dtype=object).reshape(-1):  # its ints, checked as an int output's
+            encode(_Out(out.name, "int", (), "int"), np.ravel(seq), False)
     written: list[str] = []
     for out in outputs:
         if is_dynamic(out):
-            written += write_dynamic(files[out.name], out, values[out.name], grid, warn)
+            written += write_dynamic(files[out.name], out, values[out.name], grid, warn, step)
         else:
-            written.append(write(files[out.name], out, values[out.name], grid))
+            path = files[out.name] if step is None else snapshot_name(files[out.name], step)
+            _save(path, out, *encoded[out.name])
+            written.append(path)
     return written
 
 

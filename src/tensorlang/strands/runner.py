@@ -313,12 +313,7 @@ class StrandRun(Unpicklable):
         def snap(step: int, res: Result) -> None:
             if (0 in res.grid_shape) if res.grid_shape is not None else any(len(v) == 0 for v in res.values()):
                 return  # no strand alive (or a grid of none): NRRD holds no empty arrays
-            for output in self.outputs:
-                if nrrd_out.is_dynamic(output):
-                    nrrd_out.write_dynamic(prefixes[output.name], output, res[output.name], self.grid, say.line, step)
-                else:
-                    nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
-                                   self.grid)
+            nrrd_out.write_all(prefixes, self.outputs, dict(res), self.grid, say.line, step)
 
         started = time.perf_counter()
         with pointing_into(self.source):  # a run-time error at a position points into the program's text
