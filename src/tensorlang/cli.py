@@ -35,7 +35,7 @@ from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
-from .errors import Source, TensorLangError, guard
+from .errors import Source, TensorLangError, guard, shown_name
 from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
 from .semantics.types import show
@@ -85,7 +85,7 @@ def cmd_check(args) -> int:
             if not args.json:
                 _print_error(exc)
         if not args.json and not args.quiet and reports[-1]["ok"]:
-            _out(f"{source.filename}: ok\n")
+            _out(f"{shown_name(source.filename)}: ok\n")
     if args.json:
         _out(json.dumps(reports, indent=2) + "\n")
     return 0 if all(r["ok"] for r in reports) else 1
@@ -111,9 +111,9 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
                                            "numpy array files are written by np.save (.npy) and np.savez (.npz), "
                                            "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
         if name is None and not head.startswith(b"PK"):
-            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array")
+            raise TensorLangError("input", f"--inputs {shown_name(path)}: expected an .npz archive, got a single array")
         if name is not None and head.startswith(b"PK"):
-            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
+            raise TensorLangError("input", f"--input {name}={shown_name(path)}: expected a .npy file, got an .npz archive")
         return _read_npz(fh, path, kernel) if name is None else {name: _read_npy(fh, path, name, kernel)}
 
 
@@ -836,7 +836,7 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
     path, rest = words[at], words[:at] + words[at + 1:]
     return argparse.Namespace(func=lambda _: StrandRun.compile(
         language, _read_program(path, lang)[0], None, strand_backend(backend or "auto", language)).main(
-        rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
+        rest, prog=f"tensorlang run {shown_name(path)}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -195,7 +195,7 @@ class KernelFailed(TensorLangError):
 
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     """``FILE:LINE:COL: error[CODE]: message``, the source line, a caret, the rule."""
-    where = source.filename if source else "tensorlang"
+    where = shown_name(source.filename) if source else "tensorlang"
     if diag.span is not None:
         where += f":{diag.span.line}:{diag.span.col}"
     out = [f"{where}: error[{diag.code}]: {diag.message}"]
@@ -214,6 +214,11 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     if diag.rule:
         out.append(f"  = rule: {diag.rule}")
     return "\n".join(out)
+
+
+def shown_name(name: str) -> str:
+    """A file name in a message: as it is, or in Python's escapes (``'a\\nb.tl'``) if a character is unprintable."""
+    return name if name.isprintable() else repr(name)
 
 
 #: A source line longer than this is shown as the part around the caret, marked "...": a

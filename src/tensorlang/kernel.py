@@ -17,7 +17,7 @@ import numpy as np
 
 from . import limits, pipeline, stages
 from .errors import (KernelFailed, Source, TensorLangError, Unpicklable, check_flag, closest, error, guard, is_integer,
-                     pointing_into, signature_checked)
+                     pointing_into, shown_name, signature_checked)
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -123,6 +123,12 @@ class ProgramInterface(Unpicklable):
         """Where ``name`` is declared (an error about it points there)."""
         return getattr(self.checked.context.decls.get(name), "name_span", None)
 
+    def _check_stage(self, name, available) -> None:
+        """error[backend] unless ``name`` is one of ``available``: stages.IR_STAGES (``k.ir``) or stages.CODE_STAGES."""
+        if not isinstance(name, str) or name not in available:  # ([..] is unhashable)
+            what = f"stage {name!r} is not available" if available is stages.IR_STAGES else f"no {name!r} code generator"
+            raise error("backend", f"{what} in this version (available: {', '.join(available)})")
+
     @staticmethod
     def _inputs_dict(inputs) -> dict:
         """``run``'s and ``dask``'s ``inputs`` as a dict; anything but a mapping is error[input]."""
@@ -212,8 +218,8 @@ class Kernel(ProgramInterface):
                 raise
             if options.backend != "interp":
                 why = exc.diagnostics[0].message.split("; the compiled targets")[0]
-                print(f"tensorlang: note: {source.filename} runs on the reference interpreter (backend auto; the "
-                      f"compiled targets cannot lower it yet: {why})", file=sys.stderr)
+                print(f"tensorlang: note: {shown_name(source.filename)} runs on the reference interpreter (backend "
+                      f"auto; the compiled targets cannot lower it yet: {why})", file=sys.stderr)
                 options = self.options = dataclasses.replace(options, backend="interp")
             self._lowering_error = exc
         self._views: dict[tuple[str, str], Compiled] = {}
@@ -518,6 +524,8 @@ class Kernel(ProgramInterface):
             if name not in self.outputs:
                 raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
             check_out(target, f"out[{name!r}]", self.checked.context[name], self.dtype, span=self._decl_span(name))
+            limits.refuse_masked(target, f"out[{name!r}]", self._decl_span(name), "which would hide the results "
+                                 "written there: pass a plain array (a.data) or unmask it (a.mask = False)")
         for (name, target), (other, second) in itertools.combinations(out.items(), 2):
             if np.may_share_memory(target, second):
                 raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; each result needs its own")
@@ -535,9 +543,7 @@ class Kernel(ProgramInterface):
     @guard
     def ir(self, stage: str = "ast") -> str:
         """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside")."""
-        if not isinstance(stage, str) or stage not in stages.IR_STAGES:  # ([..] is unhashable)
-            raise error("backend", f"stage {stage!r} is not available in this version "
-                        f"(available: {', '.join(stages.IR_STAGES)})")
+        self._check_stage(stage, stages.IR_STAGES)
         until = stages.IR_STAGES[stage]
         with pointing_into(self.source):
             if until is None:
@@ -547,16 +553,14 @@ class Kernel(ProgramInterface):
     @guard
     def code(self, target: str = "numpy") -> str:
         """Generated code: the C the C target compiles (would compile), or the NumPy target's Python."""
-        if not isinstance(target, str) or target not in stages.CODE_STAGES:
-            raise error("backend", f"no {target!r} code generator in this version "
-                        f"(available: {', '.join(stages.CODE_STAGES)})")
+        self._check_stage(target, stages.CODE_STAGES)
         return stages.compiled_text(target, self._compiled_for("code", target), self.language.name)
 
     @guard
     def report(self) -> str:
         """Per variable its role and type; per statement its type."""
         ctx = self.checked.context
-        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})",
+        lines = [f"program {shown_name(self.source.filename)}  (backend {self.backend}, {self.dtype.name})",
                  *self._variable_lines(), "statements:"]
         lines += [f"  line {s.span.line if s.span else '?'}: {s.target} : {show(ctx[s.target])}" for s in self.program.stmts]
         return "\n".join(lines)

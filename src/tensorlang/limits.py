@@ -14,11 +14,11 @@ import numpy as np
 from .errors import Span, error
 
 
-def refuse_masked(value, what: str, span: Span | None = None) -> None:
-    """error[input] for a masked array with masked entries (``np.asarray`` would drop the mask)."""
+def refuse_masked(value, what: str, span: Span | None = None,
+                  why: str = "which have no value here: fill them (a.filled(np.nan) for ⊥)") -> None:
+    """error[input] for a masked array with masked entries (``np.asarray`` drops the mask; in out= it hides results)."""
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
-        raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
-                             "(a.filled(np.nan) for ⊥)", span)
+        raise error("input", f"{what} is a masked array with masked entries, {why}", span)
 
 
 # ------------------------------------------------------------------ environment

@@ -21,7 +21,7 @@ from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import Source, TensorLangError, error, guard, is_integer, pointing_into, signature_checked
+from .errors import Source, TensorLangError, error, guard, is_integer, pointing_into, shown_name, signature_checked
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
@@ -317,12 +317,14 @@ class SymbolicKernel(ProgramInterface):
     def ir(self, stage: str = "ast") -> str:
         """The program as written (``ast``, ``tl``, ``teil``, ``core``); the later stages
         depend on the sizes: ``k.specialize(n=8).ir("ein")``."""
+        self._check_stage(stage, stages.IR_STAGES)
         if stage in stages.FRONT_STAGES:
             return stages.front_text(stage, self.language, self.checked)
         raise self._needs_values(f"stage {stage!r}")
 
     @guard
     def code(self, target: str = "numpy") -> str:
+        self._check_stage(target, stages.CODE_STAGES)
         raise self._needs_values(f"{target!r} code")
 
     @signature_checked
@@ -403,8 +405,8 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def report(self) -> str:
-        head = (f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name}; symbolic sizes "
-                f"{', '.join(self.symbols)}, {len(self._kernels)} specialization(s))")
+        head = (f"program {shown_name(self.source.filename)}  (backend {self.backend}, {self.dtype.name}; "
+                f"symbolic sizes {', '.join(self.symbols)}, {len(self._kernels)} specialization(s))")
         return "\n".join([head, *self._variable_lines()])
 
 

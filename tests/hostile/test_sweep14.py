@@ -21,6 +21,17 @@ fixed at its cause and covered here by its class.
   program lost), as did ``-o`` naming a link to it; now error[input] and the file is kept.
 * ``tensorlang run --inputs EMPTY.npz`` said "expected an .npz archive, got a single array",
   and ``--input A=EMPTY.npy`` numpy's "EOF: reading magic string": now "the file is empty".
+
+Left by that sweep, fixed after it:
+
+* ``SymbolicKernel.ir("nonsense")`` and ``.code("cuda")`` said the stage "depends on the
+  symbolic sizes"; an unknown stage or target is error[backend] naming those that exist,
+  as a plain kernel says (ProgramInterface._check_stage).
+* An ``out=`` masked array with masked entries kept its mask, hiding the results written
+  under it: error[input], as a masked input is.
+* A file name with a newline or a control character was printed as it is, breaking the
+  one-line diagnostics (``FILE: ok`` of ``tensorlang check``, ``FILE:LINE:COL: error``):
+  such a name is printed in Python's escapes (errors.shown_name).
 """
 
 from __future__ import annotations
@@ -143,3 +154,44 @@ def test_compile_never_writes_over_its_program(tmp_path, capsys, monkeypatch, ou
     assert main(["compile", "p.tl", "--emit", "c", "-o", output]) == 1
     assert "error[input]" in capsys.readouterr().err and program.read_text() == text
     assert main(["compile", "p.tl", "--emit", "c", "-o", "p.c"]) == 0 and "#include" in (tmp_path / "p.c").read_text()
+
+
+@pytest.mark.parametrize("symbolic", [True, False])
+def test_an_unknown_stage_or_target_names_those_that_exist(symbolic):
+    kernel = tl.compile(PRODUCT, backend="numpy", params=None if symbolic else {"n": 2, "k": 3, "m": 4})
+    for call, said in ((lambda: kernel.ir("nonsense"), "stage 'nonsense' is not available"),
+                       (lambda: kernel.ir(["ein"]), r"stage \['ein'\] is not available"),
+                       (lambda: kernel.code("cuda"), "no 'cuda' code generator")):
+        with pytest.raises(tl.TensorLangError, match=said) as caught:
+            call()
+        assert caught.value.code == "backend" and "available: " in str(caught.value)
+        assert "symbolic sizes" not in str(caught.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("symbolic", [True, False])
+def test_an_out_masked_array_with_masked_entries_is_an_input_error(backend, symbolic):
+    kernel = tl.compile(PRODUCT, backend=backend, params=None if symbolic else {"n": 2, "k": 3, "m": 4})
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    hidden = np.ma.masked_array(np.zeros((2, 4)), mask=np.eye(2, 4, dtype=bool))
+    with pytest.raises(tl.TensorLangError, match=r"out\['C'\] is a masked array with masked entries") as caught:
+        kernel(A=a, B=b, out={"C": hidden})
+    assert caught.value.code == "input" and not hidden.data.any()
+    unmasked = np.ma.masked_array(np.zeros((2, 4)), mask=False)  # no entry hidden: the results land there
+    kernel(A=a, B=b, out={"C": unmasked})
+    assert np.array_equal(unmasked, np.full((2, 4), 3.0))
+
+
+@pytest.mark.parametrize("name", ["a\nb.tl", "a\rb.tl", "a\x1b[2Jb.tl", "a\u2028b.tl"])
+def test_a_file_name_with_a_control_character_is_printed_escaped(tmp_path, capsys, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text("in var A : [2]\nout var C : [2]\nC = A\n")
+    (tmp_path / "bad.tl").write_text("in var A : [2]\nout var C : [3]\nC = A\n")
+    os.link(tmp_path / "bad.tl", tmp_path / ("bad" + name))
+    assert main(["check", name, "bad" + name, "missing" + name]) == 1
+    out, err = capsys.readouterr()
+    assert out == f"{name!r}: ok\n"
+    first = err.splitlines()
+    assert first[0].startswith(repr("bad" + name) + ":3:1: error[") and repr("missing" + name) in err
+    assert not any(c in (out + err).replace("\n", "") for c in name if not c.isprintable())
+    assert main(["check", "bad.tl"]) == 1 and capsys.readouterr().err.startswith("bad.tl:3:1: error[")
