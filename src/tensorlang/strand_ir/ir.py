@@ -28,12 +28,17 @@ class Ref:
     ty: str
 
 
+#: where an operation that may fail at run time is in the program (line, column; 0, 0: unknown)
+NOWHERE = (0, 0)
+
+
 @dataclass(frozen=True)
 class Bin:
     op: str
     a: "Expr"
     b: "Expr"
     ty: str
+    at: tuple[int, int] = NOWHERE  # an int / or %: its position, for a division by zero
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Call:
     fn: str
     args: tuple["Expr", ...]
     ty: str
+    at: tuple[int, int] = NOWHERE  # tl_ichk, tl_schk: the index's position, for one out of range
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class At:
     index: "Expr"
     comp: int
     ty: str
+    at: tuple[int, int] = NOWHERE  # the index's position, for one out of range
 
 
 @dataclass(frozen=True)
