@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from tensorlang.errors import TensorLangError
+from tensorlang.errors import Span, TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.strands.runner import StrandRun
@@ -63,7 +63,16 @@ def test_a_run_time_error_names_the_operation_s_line_and_column(backend, stateme
         p.run({"xs": np.array([1.0, 2.0])}, backend=backend)
     diag = exc.value.diagnostics[0]
     assert (diag.code, diag.message) == ("input", message)
-    assert diag.span is not None and (diag.span.line, diag.span.col) == (10, col)
+    assert diag.span == Span.point(10, col)  # the same in both: C knows the first character
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_column_past_20_bits_comes_back_from_c_whole(backend):
+    # C returns the position in the error flag, beside the code: a wide line keeps its column
+    p = program(FAILING % (" " * 1_100_000 + "r = real(i / d);"))
+    with pytest.raises(TensorLangError) as exc:
+        p.run({"xs": np.array([1.0, 2.0])}, backend=backend)
+    assert exc.value.diagnostics[0].span == Span.point(10, 1_100_010)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

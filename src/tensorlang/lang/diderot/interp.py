@@ -187,7 +187,7 @@ class Compiler:
             assert op == "^", op  # (the checker lifts no other operator: a scalar field to an int power)
             return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         if tr.kind == "int" and op in ("/", "%"):
-            what, span = _INT_WHAT[op], e.span
+            what, span = _INT_WHAT[op], _where(e)
             return lambda fr: c_div(a(fr), b(fr), what, span)
         fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
@@ -346,10 +346,11 @@ class Compiler:
         a = self.expr(e.operand)
         t = self.ty(e.operand)
         idx = [None if i is None else self.expr(i) for i in e.indices]
+        at = _where(e)
         if t.kind == "seq":
             i0 = idx[0]
             assert i0 is not None  # the checker asks a sequence for one index
-            return lambda fr: _seq_get(a(fr), i0(fr), e.span)
+            return lambda fr: _seq_get(a(fr), i0(fr), at)
         if t.kind == "field":  # constant indices (the checker): a field of the components
             key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)
             return lambda fr: FV.Slice(key, a(fr))
@@ -357,14 +358,15 @@ class Compiler:
 
         def index(fr):
             v = a(fr)
-            key = tuple(slice(None) if i is None else _checked_index(i(fr), n, "tensor", e.span) for i, n in zip(idx, t.shape))
+            key = tuple(slice(None) if i is None else _checked_index(i(fr), n, "tensor", at) for i, n in zip(idx, t.shape))
             r = v[key]
             return float(r) if scalar else r
         return index
 
     def e_SeqIndex(self, e):
         a, i = self.expr(e.operand), self.expr(e.index)
-        return lambda fr: _seq_get(a(fr), i(fr), e.span)
+        at = _where(e)
+        return lambda fr: _seq_get(a(fr), i(fr), at)
 
     def e_Select(self, e):
         a, name = self.expr(e.operand), e.name
@@ -447,7 +449,9 @@ class Compiler:
             op = s.op[0]
             # the checker typed "x op= e" as "x op e"
             if ty.kind == "int" and op in "/%":  # a local's type is its value's here: vec2 v; v /= 2 divides reals
-                def fn(x, y, what=_INT_WHAT[op], other=_BINARY[op], span=s.span):
+                at = _where(s)
+
+                def fn(x, y, what=_INT_WHAT[op], other=_BINARY[op], span=at):
                     return c_div(int(x), y, what, span) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
             else:
                 fn = _INT[op] if ty.kind == "int" else _BINARY[op]
@@ -541,6 +545,11 @@ def _zero(ty: Ty):
     if ty.kind == "tensor":
         return np.zeros(ty.shape) if ty.shape else 0.0
     return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
+
+
+def _where(node) -> Span:
+    """Where a run-time error in ``node``'s operation points: its first character (as in C)."""
+    return Span.point(node.span.line, node.span.col)
 
 
 def _checked_index(i: int, n: int, what: str, span: Span) -> int:

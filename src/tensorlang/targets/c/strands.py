@@ -56,8 +56,9 @@ _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk")
 
 
 def _where(at: tuple[int, int]) -> str:
-    """The C of an operation's position (line, column), which a run-time error there reports."""
-    return f"TL_AT({at[0]}, {at[1]})"
+    """The C of an operation's position (line, column), which a run-time error there reports
+    (a line past 2^28, in a program of gigabytes, as none: the flag holds 28 bits of it)."""
+    return f"TL_AT({at[0]}, {at[1]})" if at[0] < 2**28 else "TL_AT(0, 0)"
 
 
 class Renderer:
@@ -862,7 +863,7 @@ class Run:
                                      "in one super-step (TENSORLANG_MAX_BYTES says the budget)")
         if err[0]:
             code, at = int(err[0]) & 7, int(err[0]) >> 3
-            span = Span.point(at >> 20, at & 0xFFFFF) if at else None  # TL_AT in strands_prelude.h
+            span = Span.point(at >> 32, at & 0xFFFFFFFF) if at else None  # TL_AT in strands_prelude.h
             raise error("input", ERRORS.get(code, "a run-time error in a strand"), span)
 
     def _add_births(self) -> None:

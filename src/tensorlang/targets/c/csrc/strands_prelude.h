@@ -7,7 +7,7 @@
 /* a run-time error: its code (strands.py ERRORS) in the low 3 bits, above them where the
    operation is in the program (TL_AT: its line and column; 0: unknown), set only when it fails */
 static int64_t tl_err_flag;
-#define TL_AT(line, col) ((int64_t)(line) << 20 | (int64_t)(col))
+#define TL_AT(line, col) ((int64_t)(line) << 32 | (int64_t)(col))
 static inline void tl_fail(int64_t code, int64_t at) { tl_err_flag = code | at << 3; }
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
