@@ -77,7 +77,7 @@ def test_one_output_takes_dash_o_and_several_take_dash_o_dash_name():
     (["-size", "1", "-img", "a", "-Size", "1"], r"unknown option '-Size': did you mean -size\?"),
     (["-size", "1", "-img", "a", "--limt", "1"], r"unknown option '--limt': did you mean --limit\?"),
     (["-size", "1", "-img", "a", "stray"], r"unexpected argument 'stray'"),
-    (["-size", "1", "-img", "a", "-l", "-1"], r"-l expects an integer at least 0"),
+    (["-size", "1", "-img", "a", "-l", "-1"], r"-l expects an integer from 0 to 4294967295"),
     (["-size", "1", "-img", "a", "-n", "0"], r"-n expects an integer from 1 to 256"),
     (["-size", "1", "-img", "a", "-l"], r"-l expects 1 value, got none"),
 ])

@@ -28,12 +28,17 @@ class Ref:
     ty: str
 
 
+#: where an operation that may fail at run time is in the program (line, column; 0, 0: unknown)
+NOWHERE = (0, 0)
+
+
 @dataclass(frozen=True)
 class Bin:
     op: str
     a: "Expr"
     b: "Expr"
     ty: str
+    at: tuple[int, int] = NOWHERE  # an int / or %: its position, for a division by zero
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Call:
     fn: str
     args: tuple["Expr", ...]
     ty: str
+    at: tuple[int, int] = NOWHERE  # tl_ichk, tl_schk: the index's position, for one out of range
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class At:
     index: "Expr"
     comp: int
     ty: str
+    at: tuple[int, int] = NOWHERE  # the index's position, for one out of range
 
 
 @dataclass(frozen=True)
@@ -237,14 +244,19 @@ def _list(xs) -> str:
     return ", ".join(expr_text(x) for x in xs)
 
 
+def _at_text(at: tuple[int, int]) -> str:
+    """``@line:col`` of an operation that may fail (the text is the key of a program's build)."""
+    return f"@{at[0]}:{at[1]}" if at != NOWHERE else ""
+
+
 _EXPR_TEXT: dict[type, Callable[..., str]] = {
     Const: lambda e: repr(e.value) if e.ty != "bool" else ("true" if e.value else "false"),
     Ref: lambda e: f"{e.space}.{e.name}",
-    Bin: lambda e: f"({expr_text(e.a)} {e.op} {expr_text(e.b)})",
+    Bin: lambda e: f"({expr_text(e.a)} {e.op} {expr_text(e.b)}){_at_text(e.at)}",
     Un: lambda e: f"{e.op}{expr_text(e.a)}",
-    Call: lambda e: f"{e.fn}({_list(e.args)})",
+    Call: lambda e: f"{e.fn}({_list(e.args)}){_at_text(e.at)}",
     Sel: lambda e: f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})",
-    At: lambda e: f"seq{e.seq}[{expr_text(e.index)}].{e.comp}",
+    At: lambda e: f"seq{e.seq}[{expr_text(e.index)}].{e.comp}{_at_text(e.at)}",
     Len: lambda e: f"|seq{e.seq}|",
     Cast: lambda e: f"{e.ty}({expr_text(e.a)})",
 }

@@ -18,6 +18,10 @@ from ..errors import TensorLangError
 #: a note, and writes the outputs of the strands as they stand).
 DEFAULT_LIMIT = 10_000
 
+#: The most super-steps ``-l`` may say: Diderot's executables hold the limit in 32 bits
+#: (past it they wrap: 2^32 is 0, no limit); a larger one is error[input] here.
+MAX_LIMIT = 2**32 - 1
+
 #: The most threads a run may ask for (the same bound as ``--threads`` of ``tensorlang run``).
 MAX_THREADS = 256
 
@@ -246,7 +250,7 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         elif arg in ("-h", "--help"):
             opts.help = "short" if arg == "-h" else "long"
         elif arg in ("-l", "--limit"):
-            opts.limit = _nonnegative(take(arg, 1)[0], arg)
+            opts.limit = _nonnegative(take(arg, 1)[0], arg, 0, MAX_LIMIT)
         elif arg in ("-s", "--snapshot"):
             opts.snapshot = _nonnegative(take(arg, 1)[0], arg)
         elif arg in ("-n", "--nworkers", "--threads"):

@@ -261,7 +261,7 @@ class StrandRun(Unpicklable):
              report: Callable[[str], None]) -> Result:
         """:meth:`run`; a run that falls back to the interpreter is ``report``-ed once: as
         soon as ``progress`` first hears from it, else at the end."""
-        steps = _count_arg(limit, "limit", 0) or options.DEFAULT_LIMIT
+        steps = _count_arg(limit, "limit", 0, options.MAX_LIMIT) or options.DEFAULT_LIMIT
         workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = _count_arg(snapshot, "snapshot", 0)
         values = self.values(inputs or {})
@@ -301,11 +301,15 @@ class StrandRun(Unpicklable):
             out.write(self.usage(prog, opts.help == "long"))
             return 0
         files = options.output_files(self.program, opts)
-        paths = [p for o in self.outputs for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else
-                                                   (files[o.name],))] + ([opts.print_to] if opts.print_to != "-" else [])
-        for path in paths:  # the -print file too: a long run is not wasted on a folder that is not there
+        targets = [(f"output {o.name}", p) for o in self.outputs
+                   for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
+        targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
+        _check_distinct(targets, "file")
+        for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
+        if opts.snapshot:
+            _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
         say = _Progress(err, opts.verbose)
         if opts.verbose:
             say.line("initializing inputs and creating strands ...")
@@ -348,6 +352,18 @@ def _count_arg(value: Any, what: str, low: int, high: int | None = None) -> int:
         bound = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise error("input", f"{what} must be an integer {bound}, got {value!r}")
     return int(value)
+
+
+def _check_distinct(targets: list[tuple[str, str]], what: str) -> None:
+    """error[input] before the run when two of ``targets`` (who, path) name the same ``what``
+    (``-o-a x.nrrd -o-b x.nrrd``): one would overwrite the other's file."""
+    seen: dict[str, str] = {}
+    for who, path in targets:
+        key = os.path.realpath(path)
+        if key in seen:
+            raise error("input", f"{seen[key]} and {who} have the same {what} {path!r}: "
+                                 "one would overwrite the other (-o-NAME, -sp-NAME name each its own)")
+        seen[key] = who
 
 
 def _check_writable(path: str) -> None:

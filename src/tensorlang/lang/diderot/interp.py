@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...errors import TensorLangError, error
+from ...errors import Span, TensorLangError, error
 from ...limits import _human, check_allocation, memory_budget_bytes
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
@@ -81,10 +81,11 @@ def _wrapping(op: Callable) -> Callable:
     return fn
 
 
-def c_div(a: int, b: int, what: str = "division") -> int:
-    """C's a / b of ints (toward zero; ``what`` "remainder": C's a % b), wrapped to 64 bits."""
+def c_div(a: int, b: int, what: str = "division", span: Span | None = None) -> int:
+    """C's a / b of ints (toward zero; ``what`` "remainder": C's a % b), wrapped to 64 bits
+    (``span``: where the program divides, which a division by zero names)."""
     if b == 0:
-        raise error("input", f"integer {what} by zero")
+        raise error("input", f"integer {what} by zero", span)
     q = abs(a) // abs(b) if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))
     return wrap64(q if what == "division" else a - b * q)
 
@@ -185,6 +186,9 @@ class Compiler:
                 return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
             assert op == "^", op  # (the checker lifts no other operator: a scalar field to an int power)
             return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
+        if tr.kind == "int" and op in ("/", "%"):
+            what, span = _INT_WHAT[op], _where(e)
+            return lambda fr: c_div(a(fr), b(fr), what, span)
         fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
@@ -342,10 +346,11 @@ class Compiler:
         a = self.expr(e.operand)
         t = self.ty(e.operand)
         idx = [None if i is None else self.expr(i) for i in e.indices]
+        at = _where(e)
         if t.kind == "seq":
             i0 = idx[0]
             assert i0 is not None  # the checker asks a sequence for one index
-            return lambda fr: _seq_get(a(fr), i0(fr))
+            return lambda fr: _seq_get(a(fr), i0(fr), at)
         if t.kind == "field":  # constant indices (the checker): a field of the components
             key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)
             return lambda fr: FV.Slice(key, a(fr))
@@ -353,14 +358,15 @@ class Compiler:
 
         def index(fr):
             v = a(fr)
-            key = tuple(slice(None) if i is None else _checked_index(i(fr), n) for i, n in zip(idx, t.shape))
+            key = tuple(slice(None) if i is None else _checked_index(i(fr), n, "tensor", at) for i, n in zip(idx, t.shape))
             r = v[key]
             return float(r) if scalar else r
         return index
 
     def e_SeqIndex(self, e):
         a, i = self.expr(e.operand), self.expr(e.index)
-        return lambda fr: _seq_get(a(fr), i(fr))
+        at = _where(e)
+        return lambda fr: _seq_get(a(fr), i(fr), at)
 
     def e_Select(self, e):
         a, name = self.expr(e.operand), e.name
@@ -443,8 +449,10 @@ class Compiler:
             op = s.op[0]
             # the checker typed "x op= e" as "x op e"
             if ty.kind == "int" and op in "/%":  # a local's type is its value's here: vec2 v; v /= 2 divides reals
-                def fn(x, y, idiv=_INT[op], other=_BINARY[op]):
-                    return idiv(x, y) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
+                at = _where(s)
+
+                def fn(x, y, what=_INT_WHAT[op], other=_BINARY[op], span=at):
+                    return c_div(int(x), y, what, span) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
             else:
                 fn = _INT[op] if ty.kind == "int" else _BINARY[op]
 
@@ -539,14 +547,21 @@ def _zero(ty: Ty):
     return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
 
 
-def _checked_index(i: int, n: int, what: str = "index") -> int:
+def _where(node) -> Span:
+    """Where a run-time error in ``node``'s operation points: its first character (as in C)."""
+    return Span.point(node.span.line, node.span.col)
+
+
+def _checked_index(i: int, n: int, what: str, span: Span) -> int:
+    """``i`` where it indexes an axis of ``n`` (``what``: a "tensor" or "sequence"), else the
+    error the C executor reports too (it knows the position, not the index)."""
     if not 0 <= i < n:
-        raise error("input", f"{what} {i} is outside 0..{n - 1}")
+        raise error("input", f"{what} index out of range", span)
     return i
 
 
-def _seq_get(seq, i):
-    return seq[_checked_index(i, len(seq), "sequence index")]
+def _seq_get(seq, i, span: Span):
+    return seq[_checked_index(i, len(seq), "sequence", span)]
 
 
 def _pow(a, b):
@@ -605,8 +620,9 @@ _BINARY: dict[str, Callable] = {
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
 _INT_BASIS: dict[str, Callable] = {"min": min, "max": max}  # of ints: ints
-#: int + - * / %: 64-bit two's complement, C's division and remainder
-_INT: dict[str, Callable] = {"/": c_div, "%": lambda a, b: c_div(a, b, "remainder"), **{op: _wrapping(_BINARY[op]) for op in "+-*"}}
+#: int + - *: 64-bit two's complement (/ and %: c_div, given where the program divides)
+_INT: dict[str, Callable] = {op: _wrapping(_BINARY[op]) for op in "+-*"}
+_INT_WHAT = {"/": "division", "%": "remainder"}
 
 
 def _lerp(a, b, *rest):

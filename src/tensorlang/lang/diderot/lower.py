@@ -91,6 +91,11 @@ def _as(v: V, st: str) -> V:
 _const, b = S.Const, cast(Callable[..., Any], S.Bin)  # (b: untyped, as the values it combines)
 
 
+def _at(node) -> tuple[int, int]:
+    """A syntax node's line and column, which a run-time error in its operation names."""
+    return node.span.line, node.span.col
+
+
 class Lowerer:
     def __init__(self, checked: Checked):
         self.c = checked
@@ -201,11 +206,11 @@ class Lowerer:
             self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
         return DSeq([q.name for q in self.seqs].index(name), shape, st)
 
-    def seq_item(self, seq, index) -> V:
+    def seq_item(self, seq, index, at: tuple[int, int] = S.NOWHERE) -> V:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
-        the sequence's axis first)."""
+        the sequence's axis first; ``at``: the index's position, which one out of range names)."""
         if isinstance(seq, DSeq):
-            return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty) for c in range(int(np.prod(seq.shape)))])
+            return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty, at) for c in range(int(np.prod(seq.shape)))])
         if isinstance(seq, tuple):  # loops over a range stay inside it
             return scal(b("+", seq[0], index, "int"), "int")
         n = seq.shape[0]
@@ -213,13 +218,13 @@ class Lowerer:
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
                 raise Unsupported(f"the constant index {index.value} outside 0..{n - 1}")
             return V(np.asarray(seq.comps[int(index.value)], dtype=object), seq.ty)  # type: ignore[call-overload]
-        return V(self.pick(seq.comps, index, "tl_schk", seq.ty), seq.ty)
+        return V(self.pick(seq.comps, index, "tl_schk", seq.ty, at), seq.ty)
 
-    def pick(self, arr: np.ndarray, index, check: str, ty: str) -> np.ndarray:
+    def pick(self, arr: np.ndarray, index, check: str, ty: str, at: tuple[int, int]) -> np.ndarray:
         """``arr[index]`` on its first axis for an IR int ``index`` that ``check`` bounds
-        (``tl_schk``, ``tl_ichk``: outside the axis is an error), as a chain of selects."""
+        (``tl_schk``, ``tl_ichk``: outside the axis is an error at ``at``), as a chain of selects."""
         n, name = arr.shape[0], self.fresh("ix")
-        self.emit(S.Local(name, "int", S.Call(check, (index, _const(n, "int")), "int")))
+        self.emit(S.Local(name, "int", S.Call(check, (index, _const(n, "int")), "int", at)))
         ref, out = S.Ref("l", name, "int"), np.empty(arr.shape[1:], dtype=object)
         for idx in np.ndindex(*arr.shape[1:]):
             sel = arr[(n - 1,) + idx]
@@ -349,9 +354,10 @@ class Lowerer:
             self.emit(S.Local(ref.name, "bool", a))
             self.emit(S.If(ref if op == "&&" else S.Un("!", ref, "bool"), tuple(rhs) + (S.Set("l", ref.name, bv.flat()[0]),)))
             return scal(ref, "bool")
-        return self.binary(op, self.expr(e.left), self.expr(e.right), tr)
+        return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e))
 
-    def binary(self, op: str, x: V, y: V, tr: Ty) -> V:
+    def binary(self, op: str, x: V, y: V, tr: Ty, at: tuple[int, int]) -> V:
+        """``x op y`` of type ``tr`` (``at``: the operation's position, which a division by zero names)."""
         st = _scalar(tr)
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return scal(b(op, x.flat()[0], y.flat()[0], "bool"), "bool")
@@ -362,7 +368,7 @@ class Lowerer:
             if op == "%" and st == "real":
                 return scal(S.Call("fmod", (p, q), "real"), "real")
             if op in ("+", "-", "*", "/", "%"):
-                return scal(b(op, p, q, st), st)
+                return scal(b(op, p, q, st, at if st == "int" and op in "/%" else S.NOWHERE), st)
         if op in ("+", "-") and x.shape == y.shape:
             return V.of(x.shape, "real", [b(op, p, q, "real") for p, q in zip(x.flat(), y.flat())])
         if op in ("*", "/") and not y.shape:
@@ -398,12 +404,12 @@ class Lowerer:
         return V.of((len(parts),) + parts[0].shape, ety, items)
 
     def e_SeqIndex(self, e):
-        return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0])
+        return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0], _at(e))
 
     def e_Index(self, e):
         t = self.ty(e.operand)
         if t.kind == "seq":
-            return self.seq_item(self.sequence(e.operand), self.expr(e.indices[0]).flat()[0])
+            return self.seq_item(self.sequence(e.operand), self.expr(e.indices[0]).flat()[0], _at(e))
         if t.kind != "tensor":
             raise Unsupported(f"indexing a {t}")
         arr, axis = self.expr(e.operand).comps, 0
@@ -418,7 +424,7 @@ class Lowerer:
                     raise Unsupported(f"the constant index {k} outside 0..{n - 1}")
                 arr = np.take(arr, k, axis=axis)
                 continue
-            arr = self.pick(np.moveaxis(arr, axis, 0), self.expr(i).flat()[0], "tl_ichk", "real")
+            arr = self.pick(np.moveaxis(arr, axis, 0), self.expr(i).flat()[0], "tl_ichk", "real", _at(e))
         return V(np.asarray(arr, dtype=object), "real")
 
     def e_Apply(self, e):
@@ -877,7 +883,7 @@ class Lowerer:
         if s.op != "=":
             op = s.op[0]
             rty = Ty("tensor", cur.shape) if cur.ty == "real" else Ty(cur.ty)
-            value = self.binary(op, cur, value, rty)
+            value = self.binary(op, cur, value, rty, _at(s))
         comps = value.flat()
         if len(comps) > 1 and _reads(comps) & {(space, n) for n in names}:
             temps = [self.fresh("old") for _ in comps]  # v = v[0] * v, v = [v[1], v[0]]: from the old v

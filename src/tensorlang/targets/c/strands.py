@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ...errors import error
+from ...errors import Span, error
 from ...limits import _human, check_allocation, kept, memory_budget_bytes
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
@@ -47,9 +47,18 @@ def _defines(**values: object) -> str:
     return "".join(f"#define TL_{head.upper()}{paren}{params} {value}\n" for head, paren, params, value in parts)
 
 
-ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
-          3: "no memory for the printed output", 4: "a sequence index out of range"}
-#: tl_err_flag 5: new made more strands in one super-step than the memory budget holds
+#: tl_err_flag's low 3 bits (the rest: TL_AT, where the operation is); 5: new made more strands
+#: in one super-step than the memory budget holds. The interpreter's wording.
+ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
+          3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero"}
+#: the C functions that may set the error flag and take the position of their operation last
+_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk")
+
+
+def _where(at: tuple[int, int]) -> str:
+    """The C of an operation's position (line, column), which a run-time error there reports
+    (a line past 2^28, in a program of gigabytes, as none: the flag holds 28 bits of it)."""
+    return f"TL_AT({at[0]}, {at[1]})" if at[0] < 2**28 else "TL_AT(0, 0)"
 
 
 class Renderer:
@@ -111,17 +120,20 @@ class Renderer:
                 if _steady(y, set()) and not self._bits(y):  # (a narrow row's lanes compared in its width)
                     return f"{'!' * _NCMP[op][1]}tl_{_NCMP[op][0]}{self._bits(x)}({self.ex(x)}, {self.ex(y)})"
             a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
+            if fn in _FAILING:
+                return f"{fn}({a}, {b}, {_where(e.at)})"
             return f"{fn}({a}, {b})" if fn else f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
             return f"tl_isub(0, {self.ex(e.a)})" if e.ty == "int" and e.op == "-" else f"({e.op}{self.ex(e.a)})"
         if isinstance(e, S.Call):
-            return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
+            args = [self.ex(a) for a in e.args] + ([_where(e.at)] if e.fn in _FAILING else [])
+            return f"{e.fn}({', '.join(args)})"
         if isinstance(e, S.Sel):  # in lanes (tl_lanes, self.plain) ?:, which the vectorizer blends
             if not self.plain and e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
                 return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
         if isinstance(e, S.At):
-            at = f"tl_at({e.seq}, {self.ex(e.index)}, {e.comp})"
+            at = f"tl_at({e.seq}, {self.ex(e.index)}, {e.comp}, {_where(e.at)})"
             return at if e.ty == "real" else f"(({_CTY[e.ty]}){at})"
         if isinstance(e, S.Len):
             return f"tl_sq[{e.seq}].len"
@@ -850,7 +862,9 @@ class Run:
                                      f"budget of {_human(memory_budget_bytes())} beside the {self.n:,} there are, "
                                      "in one super-step (TENSORLANG_MAX_BYTES says the budget)")
         if err[0]:
-            raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
+            code, at = int(err[0]) & 7, int(err[0]) >> 3
+            span = Span.point(at >> 32, at & 0xFFFFFFFF) if at else None  # TL_AT in strands_prelude.h
+            raise error("input", ERRORS.get(code, "a run-time error in a strand"), span)
 
     def _add_births(self) -> None:
         """Append the strands ``new`` made (in the order the interpreter makes them: by

@@ -7,25 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* a run-time error: its code (strands.py ERRORS) in the low 3 bits, above them where the
+   operation is in the program (TL_AT: its line and column; 0: unknown), set only when it fails */
 static int64_t tl_err_flag;
+#define TL_AT(line, col) ((int64_t)(line) << 32 | (int64_t)(col))
+static inline void tl_fail(int64_t code, int64_t at) { tl_err_flag = code | at << 3; }
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
 static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
 static inline int64_t tl_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
-static inline int64_t tl_idiv(int64_t a, int64_t b) {
-    if (b == 0) { tl_err_flag = 1; return 0; }
+static inline int64_t tl_idiv(int64_t a, int64_t b, int64_t at) {
+    if (b == 0) { tl_fail(1, at); return 0; }
     return b == -1 ? tl_isub(0, a) : a / b;
 }
-static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return b == -1 ? 0 : a % b; }
-static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
-static inline int64_t tl_schk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 4; return 0; } return i; }
+static inline int64_t tl_imod(int64_t a, int64_t b, int64_t at) { if (b == 0) { tl_fail(6, at); return 0; } return b == -1 ? 0 : a % b; }
+static inline int64_t tl_ichk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(2, at); return 0; } return i; }
+static inline int64_t tl_schk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(4, at); return 0; } return i; }
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 static const tl_seq *tl_sq;
 void tl_set_seqs(const tl_seq *s) { tl_sq = s; }
-static inline double tl_at(int k, int64_t i, int c) {
+static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     const tl_seq *q = &tl_sq[k];
-    if (i < 0 || i >= q->len) { tl_err_flag = 4; return 0; }
+    if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
     return q->data[i * q->comps + c];
 }
 /* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */
