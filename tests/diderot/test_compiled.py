@@ -438,8 +438,13 @@ def outcomes_agree(text: str, limit: int) -> None:
             outcomes.append(exc.code)
         except (OverflowError, ValueError):  # the interpreter's floor(±inf), sin(inf): not the C executor's to judge
             reject()
-    if any(isinstance(o, str) for o in outcomes):
-        assert outcomes[0] == outcomes[1] == outcomes[2]
+    codes = [o if isinstance(o, str) else "ran" for o in outcomes]
+    if codes == ["too-large", "ran", "ran"]:  # a reduction over a huge range, k += sum { j*j | j in i..k }:
+        reject()  # the interpreter counts the range's items against the memory budget, C loops over it
+    if "ran" in codes and codes != ["ran"] * 3:
+        raise AssertionError(f"interp, C, C at 2 threads: {codes}")
+    if codes[0] != "ran":
+        assert codes[0] == codes[1] == codes[2]
     else:
         same(outcomes[0], outcomes[1])
         same(outcomes[1], outcomes[2])

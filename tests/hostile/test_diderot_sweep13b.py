@@ -130,3 +130,18 @@ def test_a_limit_past_32_bits_is_refused_as_diderot_would_wrap_it(tmp_path, limi
     argv = ["-l", "4294967295", "-o-a", str(tmp_path / "a.nrrd"), "-o-b", str(tmp_path / "b.nrrd")]
     assert p.main(argv, out=io.StringIO(), err=io.StringIO()) == 0  # the largest is taken
     assert p.run({}, limit=2**32 - 1)["b"].tolist() == [1.0, 1.0, 1.0]
+
+
+# `-o prog.diderot` (or -print, or -o-NAME, naming the program's own file) wrote the outputs
+# over the program and exited 0, as `tensorlang compile -o` did before it was refused there.
+@pytest.mark.parametrize("argv", [["-o-a", "prog.diderot"], ["-o-b", "./prog.diderot"], ["-print", "prog.diderot"]])
+def test_an_output_on_the_program_s_own_file_is_refused(tmp_path, argv):
+    path = tmp_path / "prog.diderot"
+    path.write_text(TWO_OUTPUTS)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        run = tl.compile(str(path))
+        with pytest.raises(TensorLangError) as exc:
+            run.main(argv, out=io.StringIO(), err=io.StringIO())
+    assert exc.value.code == "input" and "the program and " in exc.value.diagnostics[0].message
+    assert path.read_text() == TWO_OUTPUTS and sorted(f.name for f in tmp_path.iterdir()) == ["prog.diderot"]

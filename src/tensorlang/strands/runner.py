@@ -304,7 +304,8 @@ class StrandRun(Unpicklable):
         targets = [(f"output {o.name}", p) for o in self.outputs
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
-        _check_distinct(targets, "file")
+        program = [("the program", self.source.filename)] if self.source and os.path.isfile(self.source.filename) else []
+        _check_distinct(program + targets, "file")  # (-o prog.diderot would overwrite the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
