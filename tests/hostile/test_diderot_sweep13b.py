@@ -145,3 +145,27 @@ def test_an_output_on_the_program_s_own_file_is_refused(tmp_path, argv):
             run.main(argv, out=io.StringIO(), err=io.StringIO())
     assert exc.value.code == "input" and "the program and " in exc.value.diagnostics[0].message
     assert path.read_text() == TWO_OUTPUTS and sorted(f.name for f in tmp_path.iterdir()) == ["prog.diderot"]
+
+
+# Two failures in one strand: C kept the last (the division returns 0 and the strand goes on,
+# so v[q - 1] failed too and its position replaced the division's); now the first, as the
+# interpreter stops at it (a review's finding).
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_first_of_two_run_time_errors_is_the_one_reported(backend):
+    p = program(FAILING % "    q = i / d;\n    r = v[q - 1];")
+    with pytest.raises(TensorLangError) as exc:
+        p.run({"xs": [1.0]}, backend=backend)
+    diag = exc.value.diagnostics[0]
+    assert diag.message == "integer division by zero" and (diag.span.line, diag.span.col) == (10, 9)
+
+
+# An output named onto an input file of the run wrote NRRD over the user's data and exited 0.
+def test_an_output_on_an_input_file_is_refused(tmp_path):
+    (tmp_path / "xs.txt").write_text("1 2 3\n")
+    p = StrandRun(program(FAILING % "    r = xs[0];"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        with pytest.raises(TensorLangError) as exc:
+            p.main(["-xs", "xs.txt", "-o", "xs.txt"], out=io.StringIO(), err=io.StringIO())
+    assert exc.value.code == "input" and "input xs and output r" in exc.value.diagnostics[0].message
+    assert (tmp_path / "xs.txt").read_text() == "1 2 3\n"

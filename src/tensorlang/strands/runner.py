@@ -305,7 +305,8 @@ class StrandRun(Unpicklable):
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
         program = [("the program", self.source.filename)] if self.source and os.path.isfile(self.source.filename) else []
-        _check_distinct(program + targets, "file")  # (-o prog.diderot would overwrite the program)
+        files_read = [(f"input {name}", v) for name, v in given.items() if isinstance(v, str) and os.path.isfile(v)]
+        _check_distinct(program + files_read + targets, "file")  # (-o prog.diderot would overwrite the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)

@@ -11,7 +11,10 @@
    operation is in the program (TL_AT: its line and column; 0: unknown), set only when it fails */
 static int64_t tl_err_flag;
 #define TL_AT(line, col) ((int64_t)(line) << 32 | (int64_t)(col))
-static inline void tl_fail(int64_t code, int64_t at) { tl_err_flag = code | at << 3; }
+static inline void tl_fail(int64_t code, int64_t at) {  /* the first failure is kept, another thread's too */
+    int64_t none = 0;
+    __atomic_compare_exchange_n(&tl_err_flag, &none, code | at << 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
 static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
