@@ -100,7 +100,8 @@ def test_a_sequence_file_holds_row_major_items_of_the_declared_size(tmp_path, ba
 
 # A plain text sequence file is read as Teem reads it: one line of numbers is 1-D (diderotc's
 # executable sums `1 2 3 4` given to a real sequence to 10), several lines are one item a line
-# (`1 2` and `3 4` given to ps are two vec2s). The row-major change above refused the one line.
+# (`1 2` and `3 4` given to ps are two vec2s), and one line of an item's numbers is one item
+# (diderotc's executable takes `1 2 3` given to a vec3 sequence so). The row-major change above refused the one line.
 @pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=needs_cc)])
 def test_a_text_sequence_file_of_one_line_is_one_dimensional_as_teem_reads_it(tmp_path, backend):
     (tmp_path / "xs.txt").write_text("1 2 3 4\n")
@@ -109,6 +110,9 @@ def test_a_text_sequence_file_of_one_line_is_one_dimensional_as_teem_reads_it(tm
               "ps": str(tmp_path / "ps.txt")}
     res = program(SEQUENCES).run(values, backend=backend)
     assert res.outputs["r"].tolist() == [[10.0, 2.0, 22.0, 0.0]]
+    (tmp_path / "ps.txt").write_text("5 1\n")  # one line of one item's numbers: one vec2 (diderotc: so)
+    res = program(SEQUENCES).run(values, backend=backend)
+    assert res.outputs["r"].tolist() == [[10.0, 2.0, 22.0, 4.0]]
 
 
 # Snapshots: Diderot's executable (diderotc --snapshot) runs N super-steps at a time and

@@ -925,6 +925,8 @@ class Runtime:
             data = _read_items(file_path(value, self.base_dir))
             check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
             size = int(np.prod(elem.shape)) if elem is not None and elem.kind == "tensor" else 1
+            if data.ndim == 1 and size > 1 and len(data) == size:  # one item in a 1-D file (a line of text), as Diderot's
+                data = data.reshape(size, 1)
             if int(np.prod(data.shape[:-1])) != size:  # (Diderot's: "expected 2 values per sequence element")
                 raise error("input", f"{value!r} holds items of sizes {list(data.shape[:-1])}, not of {size} numbers ({elem})")
             if elem is not None and elem.kind == "tensor" and elem.shape:
