@@ -524,8 +524,6 @@ class Kernel(ProgramInterface):
             if name not in self.outputs:
                 raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
             check_out(target, f"out[{name!r}]", self.checked.context[name], self.dtype, span=self._decl_span(name))
-            limits.refuse_masked(target, f"out[{name!r}]", self._decl_span(name), "which would hide the results "
-                                 "written there: pass a plain array (a.data) or unmask it (a.mask = False)")
         for (name, target), (other, second) in itertools.combinations(out.items(), 2):
             if np.may_share_memory(target, second):
                 raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; each result needs its own")

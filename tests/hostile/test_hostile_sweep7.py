@@ -407,6 +407,19 @@ def test_field_images_and_probe_points_with_masked_entries_are_input_errors():
     assert F.probe(np.ma.masked_array([[2.0, 2.0]]))[0] == 1.0
 
 
+def test_a_probe_into_a_masked_out_is_refused_and_leaves_it_as_it_was():
+    """A probe's out= with masked entries would hide the values written there (a kernel's
+    out= refused it; the probe's wrote through the mask)."""
+    F = tl.fields.field(tl.fields.image(np.ones((6, 6))), "tent")
+    out = np.ma.masked_array(np.full(2, 7.0), mask=[False, True])
+    error = refused(lambda: F.probe(np.array([[2.0, 2.0], [3.0, 3.0]]), out=out), codes=("input",))
+    assert "masked" in str(error) and "out" in str(error)
+    np.testing.assert_array_equal(out.data, [7.0, 7.0])
+    unmasked = np.ma.masked_array(np.full(2, 7.0))  # nothing masked: written like a plain array
+    F.probe(np.array([[2.0, 2.0], [3.0, 3.0]]), out=unmasked)
+    np.testing.assert_array_equal(unmasked.data, [1.0, 1.0])
+
+
 def test_symbolic_and_chunked_runs_refuse_masked_entries_too():
     pytest.importorskip("dask.array")
     kernel = tl.compile("in var u : [E 3]\nin var M : [3 3]\nout var v : [E 3]\nv[e,i] = sum(j) M[i,j] * u[e,j]",

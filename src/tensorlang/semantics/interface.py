@@ -119,8 +119,7 @@ def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Rol
     """d-var / d-in-var (000 Figures 10 and 15): every declared variable has memory; what
     the caller did not supply is ⊥.  Supplied arrays that may become results are copied,
     so a result never aliases a caller's array; no evaluator writes into a store array."""
-    if not isinstance(dtype, np.dtype):
-        dtype = np.dtype(dtype)
+    dtype = np.dtype(dtype)
     store: dict[str, np.ndarray] = {}
     for name, shape in shapes.items():
         if name in supplied and roles.get(name) is Role.IN:
@@ -136,23 +135,24 @@ def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Rol
 def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, contiguous: bool = False, span=None):
     """A caller's array for a result (``out=``), checked before anything is written:
     a writeable numpy array of ``shape`` and ``dtype`` (C-contiguous and aligned where
-    ``contiguous``); else an ``error[input]`` naming it as ``label`` (at ``span``, the
-    declaration, where there is one).  Whether it overlaps other arrays is the caller's
-    to check: only the caller knows which arrays the call reads."""
+    ``contiguous``: C reads misaligned numbers with undefined behaviour), with no masked
+    entry; else an ``error[input]`` naming it as ``label`` (at ``span``, the declaration).
+    Overlap with other arrays is the caller's to check: only it knows what the call reads."""
     if not isinstance(target, np.ndarray):
         raise error("input", f"{label} must be a numpy array, got {type(target).__name__}")
-    layout = "C-contiguous, aligned " if contiguous else ""  # (C reads misaligned numbers with undefined behaviour)
-    flat = target.flags.c_contiguous and target.flags.aligned
+    layout, flat = "C-contiguous, aligned " if contiguous else "", target.flags.c_contiguous and target.flags.aligned
     if target.shape != tuple(shape) or target.dtype != dtype or (contiguous and not flat):
         scattered = "" if not layout or flat else ", not C-contiguous" if not target.flags.c_contiguous else ", not aligned"
         raise error("input", f"{label} must be a {layout}{np.dtype(dtype).name} array of shape {_shown(shape)}, got "
                     f"{target.dtype} of shape {_shown(target.shape)}{scattered}", span)
     if not target.flags.writeable:
         raise error("input", f"{label} is read-only", span)
+    if isinstance(target, np.ma.MaskedArray) and np.ma.is_masked(target):  # (np.asarray drops the mask)
+        raise error("input", f"{label} is a masked array with masked entries, which would hide the results written "
+                    "there: pass a plain array (a.data) or unmask it (a.mask = False)", span)
     return target
 
 
 def _shown(shape) -> str:
-    """A shape as the language writes types, ``[3 4]`` (semantics.types.show, which
-    imports this module)."""
+    """A shape as the language writes types, ``[3 4]`` (types.show imports this module)."""
     return "[" + " ".join(str(d) for d in shape) + "]"
