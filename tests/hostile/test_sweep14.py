@@ -45,6 +45,7 @@ import pytest
 import tensorlang as tl
 import tensorlang.testing
 from tensorlang.cli import main
+from lang.stur.test_stur import DIAGONAL_MATVEC, SYMMETRIC_COPY  # the STUR programs the structure tests run
 
 PRODUCT = "in var A : [n k]\nin var B : [k m]\nout var C : [n m]\nC = (A # B) . [2 3]\n"
 BACKENDS = tl.available_backends()
@@ -114,28 +115,9 @@ def test_an_array_for_a_temporary_or_an_out_variable_says_which_it_is():
             kernel.run({"A": np.ones(2), name: np.ones(2)})
 
 
-STUR_DIAGONAL = """\
-symbols: N
-y(i) := M(i, j) * x(j)
-M:D(i, j) := (0 <= i < N) * (0 <= j < N)
-M:U(i, j) := (i = j)
-x:D(j) := (0 <= j < N)
-y:D(i) := (0 <= i < N)
-"""
-
-STUR_SYMMETRIC = """\
-symbols: N
-out(i, j) := S(i, j)
-out:D(i, j) := (0 <= i < N) * (0 <= j < N)
-S:D(i, j) := (0 <= i < N) * (0 <= j < N)
-S:U(i, j) := (0 <= i <= j < N)
-S:R(i, j, ip, jp) := (0 <= j < i < N) * (ip = j) * (jp = i)
-"""
-
-
 @pytest.mark.parametrize(("source", "inputs", "said"), [
-    (STUR_DIAGONAL, {"M": np.ones((2, 2)), "x": np.ones(2)}, "M(0, 1) = 1.0 is outside the unique set M:U and should be 0"),
-    (STUR_SYMMETRIC, {"S": np.array([[1.0, 2.0], [3.0, 4.0]])}, "S(1, 0) = 3.0 is a redundant copy by S:R and should be 2.0")])
+    (DIAGONAL_MATVEC, {"M": np.ones((2, 2)), "x": np.ones(2)}, "M(0, 1) = 1.0 is outside the unique set M:U and should be 0"),
+    (SYMMETRIC_COPY, {"S": np.array([[1.0, 2.0], [3.0, 4.0]])}, "S(1, 0) = 3.0 is a redundant copy by S:R and should be 2.0")])
 def test_a_broken_stur_structure_names_the_numbers_as_python_prints_them(source, inputs, said):
     kernel = tl.compile(source, lang="stur", params={"N": 2}, backend="numpy", check_structure=True)
     with pytest.raises(tl.TensorLangError, match=re.escape(said)) as caught:
