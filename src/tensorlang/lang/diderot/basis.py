@@ -183,9 +183,9 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
     "inside": lambda a: BOOL if len(a) == 2 and a[1].kind == "field" and a[1].dim is not None and (  # inside(x, F)
         a[0] == (REAL if a[1].dim == 1 else tensor(a[1].dim)) or a[1].dim == 1 and is_num(a[0])) else None,
-    "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)) if a[-1:] and a[0].shape in ((2, 2), (3, 3)) else None,
     "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,
-    "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
+    "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)) if a[-1:] and a[0].shape in ((2, 2), (3, 3)) else None,
     "inv": lambda a: _real_or_field_fn(a) or _square(a, lambda n: tensor(n, n), fields=True),
     "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": lambda a: Ty(a[0].kind, a[0].shape[::-1], a[0].dim, a[0].k)

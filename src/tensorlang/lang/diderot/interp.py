@@ -644,76 +644,75 @@ def _normalize(v):
         return v / float(np.sqrt(np.sum(np.square(v))))
 
 
-_EPS = 16 * np.finfo(np.float64).eps
+_EPS = 16 * np.finfo(np.float64).eps  # Diderot's threshold on a repeated root (absolute: its 2x2s are not scaled)
 
 
-def _unit2(v: np.ndarray) -> np.ndarray:
-    s = math.sqrt(v[0] * v[0] + v[1] * v[1])
-    return v * (1.0 / s) if s > _EPS else v
+def _dot(a, b) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] if len(a) == 3 else a[0] * b[0] + a[1] * b[1]
+
+
+def _unit(v: list) -> list:
+    s = math.sqrt(_dot(v, v))
+    return [x * (1.0 / s) for x in v] if s > _EPS else v
+
+
+def _cross(a, b) -> list:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _toward(a, b) -> list:  # a + b where they point the same way (a positive dot product), else a - b
+    return [x + y for x, y in zip(a, b)] if _dot(a, b) > 0 else [x - y for x, y in zip(a, b)]
 
 
 def _eig2(m):
-    """A symmetric 2x2 matrix's eigen-system the closed-form way Diderot's executables compute it
-    (so the eigenvectors' signs are theirs); a double root gives the axes."""
-    m00, m01, m11 = float(m[0, 0]), float(m[0, 1]), float(m[1, 1])
-    mean = 0.5 * (m00 + m11)
-    m00, m11 = m00 - mean, m11 - mean
-    q = m00 - m11
-    d = 4.0 * m01 * m01 + q * q
+    """evals and evecs of a 2x2 matrix, Diderot's closed form (docs/diderot.md, "Eigenvalues and eigenvectors")."""
+    mean = 0.5 * (float(m[0, 0]) + float(m[1, 1]))
+    m00, m01, m11 = float(m[0, 0]) - mean, float(m[0, 1]), float(m[1, 1]) - mean
+    d = 4.0 * m01 * m01 + (m00 - m11) * (m00 - m11)
     if not d > _EPS:
-        return np.array([mean, mean]), np.eye(2)
+        return [mean, mean], [[1.0, 0.0], [0.0, 1.0]]
     vv = 0.5 * math.sqrt(d)
-    r1, r2 = np.array([m00 - vv, m01]), np.array([m01, m11 - vv])
-    e1 = _unit2(r1 + r2 if float(r1 @ r2) > 0 else r1 - r2)
-    e0 = _unit2(np.array([e1[1], -e1[0]]))
-    return np.array([vv + mean, -vv + mean]), np.stack([e0, e1], axis=1)
-
-
-def _null_dir(a: np.ndarray) -> np.ndarray:
-    """The direction Diderot's executables give the null space of a rank-2 symmetric 3x3 matrix."""
-    r0, r1, r2 = a
-    res = np.cross(r0, r1)
-    for crs in (np.cross(r1, r2), np.cross(r0, r2)):
-        res = res + crs if float(res @ crs) > 0 else res - crs
-    return res
+    e1 = _unit(_toward([m00 - vv, m01], [m01, m11 - vv]))
+    return [vv + mean, -vv + mean], [_unit([e1[1], -e1[0]]), e1]
 
 
 def _eig3(m):
-    """A symmetric 3x3 matrix's eigen-system (numpy's, largest value first) with the signs of Diderot's
-    executables for distinct eigenvalues (:func:`_null_dir`; a right-handed frame); repeated ones keep numpy's."""
-    m = (m + m.T) / 2
-    w, v = np.linalg.eigh(m)
-    order = np.argsort(-w, kind="stable")
-    w, v = w[order], v[:, order].copy()
-    scale = max(abs(float(w[0])), abs(float(w[2])), 1e-300)
-    if min(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale:
-        return w, v
-    keep = 0 if (w[0] - w[1]) - (w[1] - w[2]) > 1e-9 * scale else 2  # a tie up to rounding: 2
-    for i in (keep, 1):
-        if float(_null_dir(m - w[i] * np.eye(3)) @ v[:, i]) < 0:
-            v[:, i] = -v[:, i]
-    if keep == 0:
-        v[:, 2] = np.cross(v[:, 0], v[:, 1])
-    else:
-        v[:, 0] = np.cross(v[:, 1], v[:, 2])
-    return w, v
-
-
-def _eig(m):
-    """Eigenvalues of a symmetric matrix, largest first, with their eigenvectors."""
-    if not np.all(np.isfinite(m)):
-        n = m.shape[0]
-        return np.full(n, np.nan), np.full((n, n), np.nan)
-    if m.shape == (2, 2):
-        return _eig2(m)
-    if m.shape == (3, 3):
-        return _eig3(m)
-    w, v = np.linalg.eigh((m + m.T) / 2)
-    order = np.argsort(-w, kind="stable")
-    w, v = w[order], v[:, order]
-    # each eigenvector's sign: a positive dot product with (1, φ⁻¹, φ⁻², φ⁻³), as the C executor's
-    flip = np.array([1.0, 0.6180339887498949, 0.3819660112501051, 0.2360679774997897])[:len(w)] @ v < 0
-    return w, np.where(flip, -v, v)
+    """evals and evecs of a 3x3 matrix, Diderot's closed form operation for operation, as the C executor's
+    tl_eig3 (docs/diderot.md, "Eigenvalues and eigenvectors"): the roots of the cubic of (m - mean)/norm."""
+    mean = (float(m[0, 0]) + float(m[1, 1]) + float(m[2, 2])) / 3.0
+    a00, a01, a02, a11, a12, a22 = (float(m[i, j]) - (mean if i == j else 0.0) for i, j in ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
+    norm = math.sqrt(a00 * a00 + 2 * a01 * a01 + 2 * a02 * a02 + a11 * a11 + 2 * a12 * a12 + a22 * a22)
+    rn = 1.0 / norm if norm > _EPS else 1.0
+    a00, a01, a02, a11, a12, a22 = a00 * rn, a01 * rn, a02 * rn, a11 * rn, a12 * rn, a22 * rn
+    q = (a01 * a01 + a02 * a02 + a12 * a12 - a00 * a11 - a00 * a22 - a11 * a22) / 3.0
+    r = 0.5 * (a00 * a11 * a22 + a02 * (2 * a01 * a12 - a02 * a11) - a00 * a12 * a12 - a01 * a01 * a22)
+    d = q * q * q - r * r
+    def null1(w):  # a single root's vector: the null direction of m - wI, from the crosses of its rows
+        r0, r1, r2 = [a00 - w, a01, a02], [a01, a11 - w, a12], [a02, a12, a22 - w]
+        return _toward(_toward(_cross(r0, r1), _cross(r1, r2)), _cross(r0, r2))
+    def null2(w):  # a double root's: two perpendicular to the rows of m - wI, from their sum's largest entry
+        s = _toward(_toward([a00 - w, a01, a02], [a01, a11 - w, a12]), [a02, a12, a22 - w])
+        i = 1 if s[0] * s[0] < s[1] * s[1] else 0
+        i = 2 if s[i] * s[i] < s[2] * s[2] else i
+        p = [[s[1] - s[2], -s[0], s[0]], [-s[1], s[0] - s[2], s[1]], [-s[2], s[2], s[0] - s[1]]][i]
+        return [p, _cross(p, s)]
+    if d > _EPS:  # three distinct roots
+        theta, mm, s3 = math.atan2(math.sqrt(d), r) / 3.0, math.sqrt(q), math.sqrt(3.0)
+        ss, cc = math.sin(theta), math.cos(theta)
+        w = [2 * mm * cc, mm * (-cc + s3 * ss), mm * (-cc - s3 * ss)]
+        v = [null1(x) for x in w]
+    elif abs(r) > _EPS:  # a single and a double root
+        u = math.cbrt(r)
+        w = [2 * u, -u, -u] if u > 0 else [-u, -u, 2 * u]
+        v = [null1(w[0]), *null2(w[1])] if u > 0 else [*null2(w[1]), null1(w[2])]
+    else:  # a triple root (⊥ entries too): the axes
+        w, v = [0.0, 0.0, 0.0], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    k = 0 if abs(w[0]) > abs(w[2]) else 2  # one right-handed frame, kept on the larger outer value's vector
+    v[k] = _unit(v[k])
+    s = _dot(v[1], v[k])
+    v[1] = _unit([x - s * y for x, y in zip(v[1], v[k])])
+    v[2 - k] = _cross(v[0], v[1]) if k == 0 else _cross(v[1], v[2])
+    return [x / rn + mean if rn else math.nan for x in w], v  # rn 0 (an ∞ norm): w is 0, and 0/0
 
 
 def _inv(m):
@@ -752,7 +751,8 @@ BASIS: dict[str, Callable] = {
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
-    "evals": lambda m: tuple(float(x) for x in _eig(m)[0]), "evecs": lambda m: tuple(np.array(v) for v in _eig(m)[1].T),
+    "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
+    "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
     "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
     "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
