@@ -741,3 +741,14 @@ def test_check_reads_standard_input_once(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO(MATMUL))
     rc, out, err = cli(capsys, "check", "-", "-")
     assert rc == 1 and out == "" and "error[input]" in err and "standard input" in err
+
+
+@pytest.mark.parametrize("pad", ["²", "--4", "٤x"])
+def test_pad_that_is_no_number_is_an_input_error_not_an_internal_one(tmp_path, capsys, pad):
+    """``--pad=²`` and ``--pad=--4`` passed isdigit() and then failed int(): error[internal], exit 3."""
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    rc, _, err = cli(capsys, "compile", prog, "--emit", "c", f"--pad={pad}")
+    assert rc == 1 and "error[input]: pad must be a power of two" in err and f"got {pad!r}" in err
+    rc, _, err = cli(capsys, "compile", prog, "--emit", "c", "--pad= ٤ ")  # Arabic-Indic four: 4, as int() reads it
+    assert rc == 0, err

@@ -35,7 +35,7 @@ from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
-from .errors import Source, TensorLangError, guard, shown_name
+from .errors import Source, TensorLangError, guard, pointing_into, shown_name
 from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
 from .semantics.types import show
@@ -58,9 +58,8 @@ def _read_stdin() -> Source:
         text = sys.stdin.read(limits.max_source_bytes() + 1)
         stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
     try:
-        data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
-    except TensorLangError as exc:
-        raise exc.with_source(Source("", "<stdin>")) from None
+        with pointing_into(Source("", "<stdin>")):
+            data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
     except OSError as exc:
         raise TensorLangError("input", f"cannot read the program from standard input: {exc.strerror or exc}") from None
     return decode_source(data, "<stdin>")
@@ -192,7 +191,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
 
 def _output_target(path: str) -> Path:
     """The file ``--output PATH`` writes, checked before any work (docs/cli.md, "What run reads")."""
-    if path.endswith(("/", os.sep)) or not Path(path).name or Path(path).name in (".", ".."):
+    if path.endswith(("/", os.sep)) or Path(path).name in ("", ".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
     target = Path(path)
     if target.suffix != ".npz":
@@ -285,7 +284,7 @@ def cmd_run(args) -> int:
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
     source, lang = _read_program(args.program, args.lang)
-    options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
+    options = compile_options(args.backend, args.dtype, args.pad, args.threads, not args.no_opt, args.skip,
                               args.fma, args.allow_missing)
     kernel, compile_seconds = _timed(compile_source, source, lang, options, args.params, args.check_structure)
     try:
@@ -485,7 +484,7 @@ def _stage_text(args) -> str:
         tree = parse(source, lang, args.params)
         return json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
-    options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
+    options = compile_options("interp", args.dtype, args.pad, opt=not args.no_opt, skip_passes=args.skip,
                               fma=args.fma)
     kernel = compile_source(source, lang, options, args.params)
     if args.emit == "opt" and args.no_opt:
@@ -507,7 +506,7 @@ def _stage_text(args) -> str:
 # ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang, compile_options("interp", args.dtype, _pad(args), skip_passes=args.skip),
+    kernel = compile_source(source, lang, compile_options("interp", args.dtype, args.pad, skip_passes=args.skip),
                             args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
@@ -551,7 +550,7 @@ def _analyze_json(kernel) -> dict:
         "before": table(kernel.ein), "after": table(optimized.program),
         "passes": [{"name": r.name, "ir_nodes": r.nodes, "statements": r.statements, "seconds": r.seconds}
                    for r in optimized.log],
-        "rules": {name: count for name, count in getattr(optimized, "rules", ())},
+        "rules": dict(getattr(optimized, "rules", ())),
     }
     if kernel.pad > 1:  # per statement of the executed program, as the text report says
         facts["padding"] = {"pad": kernel.pad, "statements": [
@@ -590,10 +589,10 @@ def cmd_cache(args) -> int:
 
 
 # ------------------------------------------------------------------ the commands' table and main
-def _pad(args) -> int | str | None:
+def _pad(text: str) -> int | str:
     """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
-    text = None if getattr(args, "pad", None) is None else args.pad.strip()
-    return int(text) if text is not None and text.lstrip("-").isdigit() else text
+    text = text.strip()
+    return int(text) if text.removeprefix("-").isdecimal() else text  # (int() reads every digit isdecimal() admits)
 
 
 def _arg(*flags: str, **options) -> tuple:
@@ -607,7 +606,7 @@ _COMMON = [_arg("--lang", choices=PUBLIC,
                 help="the program's language when its suffix does not say (default: by suffix, else tl)"),
            _arg("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                 help="a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable")]
-_PAD = _arg("--pad", metavar="M",
+_PAD = _arg("--pad", type=_pad, metavar="M",
             help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
                  "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
                  "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
@@ -841,10 +840,11 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
 
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
-    if not (sys.argv[1:] if argv is None else argv):  # a first try: the commands, not argparse's one line
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words:  # a first try: the commands, not argparse's one line
         build_parser().print_help(sys.stderr)
         return 2
-    args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
+    args = _strand_run(words) or build_parser().parse_args(_normalize(words))
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)
@@ -868,8 +868,6 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stderr is not None:  # else print would fall back to standard output
             print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
