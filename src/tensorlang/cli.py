@@ -15,6 +15,7 @@ import re
 import sys
 import tempfile
 import time
+import traceback
 import zipfile
 from dataclasses import replace
 from functools import partial
@@ -38,6 +39,7 @@ from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard, pointing_into, shown_name
 from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
+from .semantics import progress
 from .semantics.types import show
 from .kernel import check_input
 from .specialize import SymbolicKernel
@@ -128,10 +130,8 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
     # the declared shape where it is known before reading (not with symbolic sizes, nor for no input)
-    expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
-        else tuple(kernel.checked.context[name])
-    if expected is not None:
-        check_input(where, dtype, tuple(shape), expected, kernel.dtype,
+    if not isinstance(kernel, SymbolicKernel) and name in kernel.checked.accepted_inputs:
+        check_input(where, dtype, tuple(shape), tuple(kernel.checked.context[name]), kernel.dtype,
                     note=" (read from the file's header; no data was read)")
     limits.check_allocation(int(np.prod(shape, dtype=object)), max(dtype.itemsize, 1), where)
     try:
@@ -332,8 +332,6 @@ def _interpreter_progress(args, kernel):
     except ImportError:
         return contextlib.nullcontext()
     from rich.console import Console
-
-    from .semantics import progress
 
     @contextlib.contextmanager
     def bar():
@@ -860,8 +858,6 @@ def main(argv: list[str] | None = None) -> int:
             _drop_stdout()
         _print_error(exc)
         if exc.code == "internal" and limits.env_flag("TENSORLANG_DEBUG", warn=True):
-            import traceback
-
             traceback.print_exception(exc.__cause__ or exc)
         return 3 if exc.code == "internal" else 1
     except KeyboardInterrupt:
