@@ -752,3 +752,11 @@ def test_pad_that_is_no_number_is_an_input_error_not_an_internal_one(tmp_path, c
     assert rc == 1 and "error[input]: pad must be a power of two" in err and f"got {pad!r}" in err
     rc, _, err = cli(capsys, "compile", prog, "--emit", "c", "--pad= ٤ ")  # Arabic-Indic four: 4, as int() reads it
     assert rc == 0, err
+
+
+def test_param_of_more_digits_than_int_reads_is_too_large_not_a_traceback(tmp_path, capsys):
+    """``--param n=`` with 5000 digits raised int()'s ValueError out of main (a traceback)."""
+    prog = tmp_path / "m.tl"
+    prog.write_text("in var A : [n]\nout var B : [n]\nB = A\n")
+    rc, _, err = cli(capsys, "check", prog, f"--param=n={'9' * 5000}")
+    assert rc == 1 and "error[too-large]: --param n: a size of 5000 digits is 2^62 or more" in err

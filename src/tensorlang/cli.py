@@ -749,7 +749,10 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         name, value = name.strip(), value.strip()
         if not sep or not name.isidentifier():
             raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
-        number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        try:
+            number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        except ValueError:  # over int()'s 4300 digits (a traceback, before)
+            raise TensorLangError("too-large", f"--param {name}: a size of {len(value)} digits is 2^62 or more") from None
         if number < 1:
             raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}" + ("; give one --param per size: --param n=4 --param m=5" if "=" in value else ""))
         if name in params and params[name] != number:
