@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
@@ -524,7 +525,7 @@ def cmd_analyze(args) -> int:
     if args.plot:
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
-        if Path(args.plot).is_fifo():  # savefig would wait for a reader
+        if os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would wait for a reader
             raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
         from .analysis.structure_plot import plot_structure
         plot_structure(kernel.ein, args.plot)
@@ -736,9 +737,14 @@ def _bench_missing(args) -> int:
                                    f"({args.why}); from a checkout of tensorlang, run: pip install -e '.[bench]'")
 
 
-def _normalize(argv: list[str]) -> list[str]:
-    """``--random-inputs=SEED`` takes its seed only after '=' (never the program's name)."""
-    return ["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv]
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """argparse's reading of ``argv``: ``--random-inputs=SEED`` takes its seed only after '=' (never the
+    program's name); ``--OPTION=--`` is refused as ``--OPTION --`` is (argparse reads that '--' as an empty list)."""
+    parser = build_parser()
+    for word in argv[:argv.index("--")] if "--" in argv else argv:
+        if word.startswith("-") and word.partition("=")[2] == "--":
+            parser.error(f"argument {word.partition('=')[0]}: expected one argument")
+    return parser.parse_args(["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv])
 
 
 def _parse_params(items: list[str]) -> dict[str, int]:
@@ -845,7 +851,7 @@ def main(argv: list[str] | None = None) -> int:
     if not words:  # a first try: the commands, not argparse's one line
         build_parser().print_help(sys.stderr)
         return 2
-    args = _strand_run(words) or build_parser().parse_args(_normalize(words))
+    args = _strand_run(words) or _parse(words)
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)
