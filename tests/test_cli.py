@@ -741,3 +741,51 @@ def test_check_reads_standard_input_once(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO(MATMUL))
     rc, out, err = cli(capsys, "check", "-", "-")
     assert rc == 1 and out == "" and "error[input]" in err and "standard input" in err
+
+
+@pytest.mark.parametrize("pad", ["²", "--4", "٤x"])
+def test_pad_that_is_no_number_is_an_input_error_not_an_internal_one(tmp_path, capsys, pad):
+    """``--pad=²`` and ``--pad=--4`` passed isdigit() and then failed int(): error[internal], exit 3."""
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    rc, _, err = cli(capsys, "compile", prog, "--emit", "c", f"--pad={pad}")
+    assert rc == 1 and "error[input]: pad must be a power of two" in err and f"got {pad!r}" in err
+    rc, _, err = cli(capsys, "compile", prog, "--emit", "c", "--pad= ٤ ")  # Arabic-Indic four: 4, as int() reads it
+    assert rc == 0, err
+
+
+def test_param_of_more_digits_than_int_reads_is_too_large_not_a_traceback(tmp_path, capsys):
+    """``--param n=`` with 5000 digits raised int()'s ValueError out of main (a traceback)."""
+    prog = tmp_path / "m.tl"
+    prog.write_text("in var A : [n]\nout var B : [n]\nB = A\n")
+    rc, _, err = cli(capsys, "check", prog, f"--param=n={'9' * 5000}")
+    assert rc == 1 and "error[too-large]: --param n: a size of 5000 digits is 2^62 or more" in err
+
+
+@pytest.mark.parametrize("argv", [["check", "{p}", "--param=--"], ["run", "{p}", "--output=--"],
+                                  ["compile", "{p}", "--emit=--"], ["compile", "{p}", "-o=--"],
+                                  ["run", "{p}", "--random-inputs=--"]])
+def test_an_option_given_as_equals_double_dash_is_a_usage_error(tmp_path, capsys, argv):
+    """argparse read ``--param=--`` as an empty list: a traceback out of main, or error[internal]."""
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    with pytest.raises(SystemExit) as stop:
+        main([a.format(p=prog) for a in argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"argument {argv[2].partition('=')[0]}: expected one argument" in err
+
+
+def test_a_program_named_like_an_option_after_double_dash_is_read(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-x=--").write_text(MATMUL)
+    rc, out, err = cli(capsys, "check", "--", "-x=--")
+    assert rc == 0 and out == "-x=--: ok\n", err
+
+
+def test_plot_to_a_name_too_long_is_an_input_error(tmp_path, capsys):
+    """``Path.is_fifo`` raised ENAMETOOLONG (Python 3.11 passes on that errno): error[internal], exit 3."""
+    pytest.importorskip("matplotlib")
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    rc, _, err = cli(capsys, "analyze", prog, f"--plot={tmp_path / ('x' * 300)}.png")
+    assert rc == 1 and "error[input]: --plot: cannot write" in err and "too long" in err

@@ -12,9 +12,11 @@ import io
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
+import traceback
 import zipfile
 from dataclasses import replace
 from functools import partial
@@ -35,9 +37,10 @@ from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
-from .errors import Source, TensorLangError, guard, shown_name
+from .errors import Source, TensorLangError, guard, pointing_into, shown_name
 from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
+from .semantics import progress
 from .semantics.types import show
 from .kernel import check_input
 from .specialize import SymbolicKernel
@@ -58,9 +61,8 @@ def _read_stdin() -> Source:
         text = sys.stdin.read(limits.max_source_bytes() + 1)
         stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
     try:
-        data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
-    except TensorLangError as exc:
-        raise exc.with_source(Source("", "<stdin>")) from None
+        with pointing_into(Source("", "<stdin>")):
+            data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
     except OSError as exc:
         raise TensorLangError("input", f"cannot read the program from standard input: {exc.strerror or exc}") from None
     return decode_source(data, "<stdin>")
@@ -129,10 +131,8 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
     # the declared shape where it is known before reading (not with symbolic sizes, nor for no input)
-    expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
-        else tuple(kernel.checked.context[name])
-    if expected is not None:
-        check_input(where, dtype, tuple(shape), expected, kernel.dtype,
+    if not isinstance(kernel, SymbolicKernel) and name in kernel.checked.accepted_inputs:
+        check_input(where, dtype, tuple(shape), tuple(kernel.checked.context[name]), kernel.dtype,
                     note=" (read from the file's header; no data was read)")
     limits.check_allocation(int(np.prod(shape, dtype=object)), max(dtype.itemsize, 1), where)
     try:
@@ -192,7 +192,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
 
 def _output_target(path: str) -> Path:
     """The file ``--output PATH`` writes, checked before any work (docs/cli.md, "What run reads")."""
-    if path.endswith(("/", os.sep)) or not Path(path).name or Path(path).name in (".", ".."):
+    if path.endswith(("/", os.sep)) or Path(path).name in ("", ".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
     target = Path(path)
     if target.suffix != ".npz":
@@ -285,7 +285,7 @@ def cmd_run(args) -> int:
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
     source, lang = _read_program(args.program, args.lang)
-    options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
+    options = compile_options(args.backend, args.dtype, args.pad, args.threads, not args.no_opt, args.skip,
                               args.fma, args.allow_missing)
     kernel, compile_seconds = _timed(compile_source, source, lang, options, args.params, args.check_structure)
     try:
@@ -333,8 +333,6 @@ def _interpreter_progress(args, kernel):
     except ImportError:
         return contextlib.nullcontext()
     from rich.console import Console
-
-    from .semantics import progress
 
     @contextlib.contextmanager
     def bar():
@@ -485,7 +483,7 @@ def _stage_text(args) -> str:
         tree = parse(source, lang, args.params)
         return json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
-    options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
+    options = compile_options("interp", args.dtype, args.pad, opt=not args.no_opt, skip_passes=args.skip,
                               fma=args.fma)
     kernel = compile_source(source, lang, options, args.params)
     if args.emit == "opt" and args.no_opt:
@@ -507,7 +505,7 @@ def _stage_text(args) -> str:
 # ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang, compile_options("interp", args.dtype, _pad(args), skip_passes=args.skip),
+    kernel = compile_source(source, lang, compile_options("interp", args.dtype, args.pad, skip_passes=args.skip),
                             args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
@@ -527,7 +525,7 @@ def cmd_analyze(args) -> int:
     if args.plot:
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
-        if Path(args.plot).is_fifo():  # savefig would wait for a reader
+        if os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would wait for a reader
             raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
         from .analysis.structure_plot import plot_structure
         plot_structure(kernel.ein, args.plot)
@@ -551,7 +549,7 @@ def _analyze_json(kernel) -> dict:
         "before": table(kernel.ein), "after": table(optimized.program),
         "passes": [{"name": r.name, "ir_nodes": r.nodes, "statements": r.statements, "seconds": r.seconds}
                    for r in optimized.log],
-        "rules": {name: count for name, count in getattr(optimized, "rules", ())},
+        "rules": dict(getattr(optimized, "rules", ())),
     }
     if kernel.pad > 1:  # per statement of the executed program, as the text report says
         facts["padding"] = {"pad": kernel.pad, "statements": [
@@ -590,10 +588,10 @@ def cmd_cache(args) -> int:
 
 
 # ------------------------------------------------------------------ the commands' table and main
-def _pad(args) -> int | str | None:
+def _pad(text: str) -> int | str:
     """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
-    text = None if getattr(args, "pad", None) is None else args.pad.strip()
-    return int(text) if text is not None and text.lstrip("-").isdigit() else text
+    text = text.strip()
+    return int(text) if text.removeprefix("-").isdecimal() else text  # (int() reads every digit isdecimal() admits)
 
 
 def _arg(*flags: str, **options) -> tuple:
@@ -607,7 +605,7 @@ _COMMON = [_arg("--lang", choices=PUBLIC,
                 help="the program's language when its suffix does not say (default: by suffix, else tl)"),
            _arg("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                 help="a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable")]
-_PAD = _arg("--pad", metavar="M",
+_PAD = _arg("--pad", type=_pad, metavar="M",
             help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
                  "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
                  "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
@@ -739,9 +737,14 @@ def _bench_missing(args) -> int:
                                    f"({args.why}); from a checkout of tensorlang, run: pip install -e '.[bench]'")
 
 
-def _normalize(argv: list[str]) -> list[str]:
-    """``--random-inputs=SEED`` takes its seed only after '=' (never the program's name)."""
-    return ["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv]
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """argparse's reading of ``argv``: ``--random-inputs=SEED`` takes its seed only after '=' (never the
+    program's name); ``--OPTION=--`` is refused as ``--OPTION --`` is (argparse reads that '--' as an empty list)."""
+    parser = build_parser()
+    for word in argv[:argv.index("--")] if "--" in argv else argv:
+        if word.startswith("-") and word.partition("=")[2] == "--":
+            parser.error(f"argument {word.partition('=')[0]}: expected one argument")
+    return parser.parse_args(["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv])
 
 
 def _parse_params(items: list[str]) -> dict[str, int]:
@@ -752,7 +755,10 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         name, value = name.strip(), value.strip()
         if not sep or not name.isidentifier():
             raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
-        number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        try:
+            number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        except ValueError:  # over int()'s 4300 digits (a traceback, before)
+            raise TensorLangError("too-large", f"--param {name}: a size of {len(value)} digits is 2^62 or more") from None
         if number < 1:
             raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}" + ("; give one --param per size: --param n=4 --param m=5" if "=" in value else ""))
         if name in params and params[name] != number:
@@ -841,10 +847,11 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
 
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
-    if not (sys.argv[1:] if argv is None else argv):  # a first try: the commands, not argparse's one line
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words:  # a first try: the commands, not argparse's one line
         build_parser().print_help(sys.stderr)
         return 2
-    args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
+    args = _strand_run(words) or _parse(words)
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)
@@ -860,16 +867,12 @@ def main(argv: list[str] | None = None) -> int:
             _drop_stdout()
         _print_error(exc)
         if exc.code == "internal" and limits.env_flag("TENSORLANG_DEBUG", warn=True):
-            import traceback
-
             traceback.print_exception(exc.__cause__ or exc)
         return 3 if exc.code == "internal" else 1
     except KeyboardInterrupt:
         if sys.stderr is not None:  # else print would fall back to standard output
             print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import limits, pipeline, stages
+from .analysis.structure import compress, declared, infer
 from .errors import (KernelFailed, Source, TensorLangError, Unpicklable, check_flag, closest, error, guard, is_integer,
                      pointing_into, shown_name, signature_checked)
 from .ein import ir
@@ -24,10 +25,11 @@ from .lang import Language
 from .loops.ir import LoopProgram
 from .passes import Optimized
 from .pipeline import Compiled, Options
-from .schedule.padding import padded_shape
+from .schedule.padding import AutoPad, auto_pad, padded_shape
 from .schedule.plan import Schedule
 from .semantics.interface import Role, check_out
 from .semantics.types import CheckedProgram, show
+from .targets.c import callext
 from .targets.interp import InterpTarget
 
 DTYPES: dict[str, np.dtype] = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
@@ -246,8 +248,6 @@ class Kernel(ProgramInterface):
     def _compile_padded_or_not(self, options: Options) -> Compiled:
         """``pad="auto"``: padded to ``options.pad`` only where :func:`~tensorlang.schedule.padding.auto_pad`
         says it pays; :attr:`options` become what was chosen."""
-        from .schedule.padding import AutoPad, auto_pad
-
         if options.backend != "c":  # numpy and interp accept pad and ignore it
             self.auto_pad = AutoPad(options.pad, f"the {options.backend} back end ignores pad")
             return self._compile(dataclasses.replace(options, pad_auto=False))
@@ -426,13 +426,11 @@ class Kernel(ProgramInterface):
 
     def _compressed(self, results: dict) -> dict:
         """``results`` compressed by the structure inferred for each (annihilation aside)."""
-        from .analysis.structure import compress, declared
         return {name: compress(value, self._structures.get(name) or declared(name, tuple(np.shape(value)), None))
                 for name, value in results.items()}
 
     @functools.cached_property
     def _structures(self) -> dict:
-        from .analysis.structure import infer
         return infer(self.executed, annihilating=False)
 
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
@@ -582,8 +580,6 @@ class Runner:
         ready = caller is not None and kernel._store_elements is not None and not kernel._check_structure
         self.c_call = kernel._c_call = caller if ready else None
         if ready and not Kernel._entry_installed:  # k(...) then runs the caller from C
-            from .targets.c import callext
-
             Kernel._entry_installed = callext.install_entry(Kernel, Kernel.__dict__["__call__"])
 
     def call(self, arrays: dict, out) -> dict[str, np.ndarray]:

@@ -8,16 +8,15 @@ from typing import Mapping
 
 import numpy as np
 
+from . import api, specialize
 from .ein import interp
 from .errors import error, pointing_into, signature_checked
+from .kernel import Kernel
 
 __all__ = ["assert_matches_reference", "reference"]
 
 
 def _kernel(program, inputs, params):
-    from . import api, specialize
-    from .kernel import Kernel
-
     if isinstance(program, specialize.SymbolicKernel):  # complete: a forgotten input is named, not its size
         return program.for_inputs(inputs, complete=True)
     if isinstance(program, Kernel):
