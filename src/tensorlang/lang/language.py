@@ -18,6 +18,15 @@ def folder_of(filename: str) -> str | None:
     return None if filename.startswith("<") else os.path.dirname(os.path.abspath(filename))
 
 
+def file_path(path: str, folder: str | None) -> str:
+    """A program's file ``path``: in the program's ``folder`` where it is there (or nowhere), else as given."""
+    if folder and not os.path.isabs(path):
+        candidate = os.path.join(folder, path)
+        if os.path.exists(candidate) or not os.path.exists(path):
+            return candidate
+    return path
+
+
 #: ``params``: symbolic sizes (name -> positive int, ``--param n=5``) for the front ends
 #: that have them; the others ignore them.
 Params = Mapping[str, int]

@@ -111,7 +111,7 @@ def write_dynamic(prefix: str, output, value: Any, grid: bool, warn=None, step: 
     if total == 0:
         if warn is not None:
             what = "snapshot" if step is not None else "output"
-            warn(f"Warning: all sequences in {what} are empty, so no '{data_path}' file produced")
+            warn(f"Warning: all sequences in {what} are empty, so no {data_path!r} file produced")
         return written
     element = output.type.split("[")[0].split("{")[0]
     dtype, type_name = _TYPES.get(element, _TYPES["real"])
@@ -168,8 +168,8 @@ def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool
     for a sequence of any length or for snapshot ``step``'s files); the paths written."""
     encoded = {out.name: encode(out, values[out.name], grid) for out in outputs if not is_dynamic(out)}
     for out in (o for o in outputs if is_dynamic(o) and o.type.startswith("int")):
-        for seq in np.asarray(values[out.name], dtype=object).reshape(-1):  # its ints, checked as an int output's
-            encode(_Out(out.name, "int", (), "int"), np.ravel(seq), False)
+        seqs = list(np.asarray(values[out.name], dtype=object).reshape(-1))  # its ints, checked at once as an int output's
+        encode(_Out(out.name, "int", (), "int"), np.concatenate(seqs, axis=None) if seqs else np.zeros(0), False)
     written: list[str] = []
     for out in outputs:
         if is_dynamic(out):

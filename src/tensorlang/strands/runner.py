@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import limits
-from ..errors import TensorLangError, Unpicklable, error, pointing_into
-from ..lang.language import folder_of
+from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
+from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
 
@@ -115,9 +115,7 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
         if isinstance(value, Image):
             img = value
         elif _is_path(value):
-            path = os.fspath(value)
-            if not os.path.isabs(path) and not os.path.exists(path):
-                path = next((os.path.join(b, path) for b in base_dirs if os.path.exists(os.path.join(b, path))), path)
+            path = _found(os.fspath(value), base_dirs)
             nrrd_out.check_image_file(path)
             img = load_image(path)
         else:
@@ -304,9 +302,10 @@ class StrandRun(Unpicklable):
         targets = [(f"output {o.name}", p) for o in self.outputs
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
-        program = [("the program", self.source.filename)] if self.source and os.path.isfile(self.source.filename) else []
-        files_read = [(f"input {name}", v) for name, v in given.items() if isinstance(v, str) and os.path.isfile(v)]
-        _check_distinct(program + files_read + targets, "file")  # (-o prog.diderot would overwrite the program)
+        read = [("the program", self.source.filename)] if self.source else []  # (-o prog.diderot would overwrite it)
+        read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" else file_path(v, (*self.base_dirs, None)[0]))
+                 for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
+        _check_distinct(targets, "file", read)  # (the files as opened: an image as _image_input, a sequence as the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
@@ -342,7 +341,7 @@ class StrandRun(Unpicklable):
             return 1
         written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)
         if opts.verbose:
-            say.line("wrote " + ", ".join(written))
+            say.line("wrote " + ", ".join(map(shown_name, written)))
         return 0
 
 
@@ -356,16 +355,30 @@ def _count_arg(value: Any, what: str, low: int, high: int | None = None) -> int:
     return int(value)
 
 
-def _check_distinct(targets: list[tuple[str, str]], what: str) -> None:
-    """error[input] before the run when two of ``targets`` (who, path) name the same ``what``
-    (``-o-a x.nrrd -o-b x.nrrd``): one would overwrite the other's file."""
+def _found(path: str, base_dirs: Sequence[str]) -> str:
+    """``path`` where it is there (or absolute), else in the first of ``base_dirs`` that has it."""
+    found = (os.path.join(b, path) for b in base_dirs if not os.path.isabs(path) and not os.path.exists(path))
+    return next((p for p in found if os.path.exists(p)), path)
+
+
+def _check_distinct(targets: list[tuple[str, str]], what: str, read: Sequence[tuple[str, str]] = ()) -> None:
+    """error[input] before the run when two of ``targets`` (who, path) name the same ``what`` (``-o-a x.nrrd
+    -o-b x.nrrd``), or one is the file of ``read`` (who, the path read), links too: one would overwrite the other's."""
     seen: dict[str, str] = {}
     for who, path in targets:
         key = os.path.realpath(path)
-        if key in seen:
-            raise error("input", f"{seen[key]} and {who} have the same {what} {path!r}: "
+        first = seen.get(key) or next((by for by, file in read if _same_file(file, path)), None)
+        if first:
+            raise error("input", f"{first} and {who} have the same {what} {path!r}: "
                                  "one would overwrite the other (-o-NAME, -sp-NAME name each its own)")
         seen[key] = who
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # a file missing, or a name the system refuses: not one file
+        return False
 
 
 def _check_writable(path: str) -> None:
@@ -394,11 +407,7 @@ def _print_text(text: str, where: str, out) -> None:
 def write_text_file(path: str, text: str, what: str = "", keep: str | None = None) -> None:
     """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads,
     and for the file ``keep`` names: the program that was read, which the text would replace)."""
-    try:
-        same = keep not in (None, "-") and os.path.samefile(path, keep)  # (a link to it, too)
-    except (OSError, ValueError):  # a file missing, or a name the system refuses: not one file
-        same = False
-    if same:
+    if keep is not None and keep != "-" and _same_file(path, keep):  # (a link to it, too)
         raise error("input", f"cannot write {path!r}: it is the program {keep!r}, which it would replace")
     try:
         with open(path, "w", encoding="utf-8", opener=nrrd_out.open_nonblocking) as fh:

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from ...errors import TensorLangError, error
 from ...sampling.kernels import KERNELS
+from ..language import file_path
 from . import ast as A
 from . import basis
 from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, elem, from_syntax, is_num, tensor
@@ -698,15 +699,6 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
     path = file_path(path, folder)
     found = nrrd_type(path) if os.path.splitext(path)[1].lower() in (".nrrd", ".nhdr") else None
     return None if found is None else Ty("image", found[1], found[0])
-
-
-def file_path(path: str, folder: str | None) -> str:
-    """A program's file ``path``: in the program's ``folder`` where it is there (or nowhere), else as given."""
-    if folder and not os.path.isabs(path):
-        candidate = os.path.join(folder, path)
-        if os.path.exists(candidate) or not os.path.exists(path):
-            return candidate
-    return path
 
 
 def bulk_synchronous(checked: Checked) -> bool:

@@ -768,9 +768,10 @@ class Run:
             with self.lock:
                 self._strings()
                 self.lib.tl_set_kpos(self.same_pos)
+                err = self.ffi.new("int64_t *")
                 self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
-                                   *self._buffers())
-                self._take_printed()
+                                   *self._buffers(), err)
+                self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;

@@ -496,7 +496,7 @@ def own_steps(own: tuple | None, pos: str, update: str, pad: str, skip: str = ""
 STEPS = r"""if (status[i] == 0) {
     {load}
     int r = 0;{cool}
-    while (u < k - s && !tl_err_flag) {
+    while (u < k - s && (!tl_err_any || tl_go(u, i))) {
 {skip}{pos}        r = {update};
         u++;
         if (r) break;
@@ -504,6 +504,7 @@ STEPS = r"""if (status[i] == 0) {
    {store}
     if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
     if (r) status[i] = (int8_t)r;
+    if (tl_err_any) tl_claim(u - 1, i);
 }
 """
 
@@ -525,10 +526,11 @@ BLOCK = r"""
                 int64_t u[TL_B] = {0};
                 int live[TL_B];
                 double X[3 * TL_B], pf[TL_PFN * TL_B];
-{init}                for (;;) {
+{init}                for (int64_t rd = 0;; rd++) {  /* (rd: the live lanes' step, the same in all; their failures in order) */
                     int any = 0;
+                    int64_t last = tl_err_any && rd ? (tl_claim(rd - 1, ib), __atomic_load_n(&tl_err_k1, __ATOMIC_RELAXED)) : INT64_MAX;
                     for (int l = 0; l < TL_B; l++) {
-                        live[l] = l < w && status[ib + l] == 0 && u[l] < k - s && !tl_err_flag;
+                        live[l] = l < w && status[ib + l] == 0 && u[l] < k - s && u[l] <= last;
                         any |= live[l];
                     }
                     if (!any) break;

@@ -2,7 +2,7 @@
 // after strands_probe.TYPEDEF); see docs/diderot-compiled.md.
 
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
-               const double *gr, const int64_t *gi, const tl_img *img, int threads);
+               const double *gr, const int64_t *gi, const tl_img *img, int threads, int64_t *err);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                  const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
                  int64_t *ord, int64_t *nlive, int64_t *rank);

@@ -13,8 +13,10 @@ static tl_choice tl_steps_choice[64];  /* by the active strands' power of two: a
 #define tl_create_lanes(its, m, n, b, R, I, gr, gi, img) 0
 #endif
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
-               const double *gr, const int64_t *gi, const tl_img *img, int threads) {
+               const double *gr, const int64_t *gi, const tl_img *img, int threads, int64_t *err) {
     int64_t cols = tl_cols = ext[nd - 1];
+    tl_err_reset();
+    *err = 0;
 #ifdef _OPENMP
     if (threads > 1 && !tl_fixed) threads = tl_team(threads, threads);
 #endif
@@ -32,8 +34,10 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
             if (!(TL_CLANES && cols >= 8 && tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img)))
                 for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
             for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
+            if (tl_err_any) tl_claim(0, row * cols + c0);
         }
     }
+    *err = tl_err_settle();
 }
 void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
                    const int64_t *gi, const tl_img *img, int threads) {
@@ -48,6 +52,7 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {
     tl_ordp = ord; tl_nl = *nlive; tl_status = status;
     int g = TL_CALL_GLOBAL;
+    if (tl_err_any) tl_claim(TL_LATE, -1);
     if (g) {
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
         for (int64_t q = 0; q < (TL_INDIRECT ? *nlive : n); q++) {
@@ -57,6 +62,7 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
             if (g == 1) tl_drop(n, i, R, I);  /* the shared variables as the step found them */
 #endif
             status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
+            if (tl_err_any) tl_claim(TL_LATE, q);
         }
 #if TL_INDIRECT
         int64_t kept = 0;  /* the dead leave the order; the others keep theirs */
@@ -66,7 +72,7 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
     }
     int64_t active;
     tl_count(status, n, &active, &tl_ndead);  /* (the dead: the next step's start reads them, one pass over the statuses) */
-    *err = tl_err_flag;
+    *err = tl_err_settle();
     return active;
 }
 /* the update of the strands b_ .. b_ + TL_BK - 1 (a function: the loop's pointers are its own, whether
@@ -85,12 +91,13 @@ static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *statu
         if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
         if (r) status[i] = (int8_t)r;
     }
+    if (tl_err_any) tl_claim(0, b_);  /* (a block's strands run in order on one thread: its first failure is its lowest) */
 }
 TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                  const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
                  int64_t *ord, int64_t *nlive, int64_t *rank) {
     int64_t s = 0, active = 0;
-    tl_err_flag = 0;
+    tl_err_reset();
     tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
@@ -133,13 +140,14 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
                     int r = tl_update(n, i, R, I, gr, gi, img);
                     if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
                     rank[i] = r;
+                    if (tl_err_any) tl_mark(i, n);
                 }
             }
-            int64_t ix = ns, st = 0, dy = 0, visit = 0;
+            int64_t ix = ns, st = 0, dy = 0, visit = 0, *fl = tl_fails;  /* (one thread: its failures come in order) */
             while (ix < nl - dy) {
                 int64_t i = ord[ix];
                 int r;
-                if (threads > 1) r = (int)rank[i];
+                if (threads > 1) { r = (int)rank[i]; if (fl && fl[i]) tl_keep(0, visit, fl[i]); }
                 else { r = tl_update(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img); }
                 rank[i] = visit++;
                 if (r) status[i] = (int8_t)r;
@@ -190,7 +198,7 @@ TL_FILL_SOLOSTEPS
 #ifdef _OPENMP  /* (ns per 1024 strand-steps) */
     if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice[size_], threads, (tl_clock() - t0_) * 1024 / (active0 * s));
 #endif
-    *err = tl_err_flag;
+    *err = tl_err_settle();
     *active_out = active;
     return s;
 }

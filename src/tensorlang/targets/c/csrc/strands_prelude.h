@@ -8,12 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 /* a run-time error: its code (strands.py ERRORS) in the low 3 bits, above them where the
-   operation is in the program (TL_AT: its line and column; 0: unknown), set only when it fails */
-static int64_t tl_err_flag;
+   operation is in the program (TL_AT: its line and column; 0: unknown). The one reported (tl_err_flag) is the
+   interpreter's: the first failure in its order (the step, then the strand), not the first in time (threads, a
+   solo strand's many steps). An operation that fails keeps its thread's first failure (tl_tf) and raises
+   tl_err_any; the drivers, where that is up, claim it with its place in that order (tl_claim), the lowest kept */
+#ifdef _OPENMP
+int omp_get_thread_num(void);
+#define TL_TID() (omp_get_thread_num() & 255)
+#else
+#define TL_TID() 0
+#endif
+static int64_t tl_err_flag, tl_err_any, tl_err_k1 = INT64_MAX, tl_err_k2;  /* (k1, k2): the kept failure's place */
+static struct { int64_t v; char pad[56]; } tl_tf[256];  /* each thread's first failure not yet claimed */
 #define TL_AT(line, col) ((int64_t)(line) << 32 | (int64_t)(col))
-static inline void tl_fail(int64_t code, int64_t at) {  /* the first failure is kept, another thread's too */
-    int64_t none = 0;
-    __atomic_compare_exchange_n(&tl_err_flag, &none, code | at << 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+static inline void tl_fail(int64_t code, int64_t at) {
+    int64_t *f = &tl_tf[TL_TID()].v;
+    if (!*f) *f = code | at << 3;
+    __atomic_store_n(&tl_err_any, 1, __ATOMIC_RELAXED);
 }
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
@@ -95,6 +106,34 @@ static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #else
 #define TL_NOJAM
 #endif
+#define TL_LATE (INT64_MAX - 1)  /* the place of a step's global block and stabilize (after every update) */
+static void tl_keep(int64_t k1, int64_t k2, int64_t f) {  /* failure f at place (k1, k2): kept where the lowest */
+    #pragma omp critical (tl_err)
+    if ((tl_err_flag & 7) != 3 && (tl_err_flag & 7) != 5  /* (no memory, too many births: not replaced) */
+        && (!tl_err_flag || k1 < tl_err_k1 || (k1 == tl_err_k1 && k2 < tl_err_k2))) {
+        tl_err_flag = f; tl_err_k2 = k2; __atomic_store_n(&tl_err_k1, k1, __ATOMIC_RELAXED);
+    }
+}
+static int64_t tl_take(void) { int64_t *f = &tl_tf[TL_TID()].v, v = *f; *f = 0; return v; }
+TL_OUTLINE void tl_claim(int64_t k1, int64_t k2) { int64_t f = tl_take(); if (f) tl_keep(k1, k2, f); }
+/* a solo strand's step u goes on: its failure at step u - 1 claimed, and no failure kept at an earlier step */
+TL_OUTLINE int tl_go(int64_t u, int64_t i) { tl_claim(u - 1, i); return u <= __atomic_load_n(&tl_err_k1, __ATOMIC_RELAXED); }
+static int64_t *tl_fails;  /* a permuted run's failures by strand at two threads or more (its walk claims them in order) */
+TL_OUTLINE void tl_mark(int64_t i, int64_t n) {
+    int64_t f = tl_take(); if (!f) return;
+    #pragma omp critical (tl_err)
+    if (!tl_fails) tl_fails = calloc((size_t)n, sizeof *tl_fails);
+    if (tl_fails) tl_fails[i] = f; else tl_keep(0, i, f);
+}
+static void tl_err_reset(void) {
+    if (tl_err_any) memset(tl_tf, 0, sizeof tl_tf);
+    free(tl_fails); tl_fails = 0;
+    tl_err_flag = 0; tl_err_any = 0; tl_err_k1 = INT64_MAX; tl_err_k2 = 0;
+}
+static int64_t tl_err_settle(void) {  /* the error to report, failures no driver claimed kept after the claimed ones */
+    if (tl_err_any) for (int t = 0; t < 256; t++) if (tl_tf[t].v) { tl_keep(INT64_MAX, t, tl_tf[t].v); tl_tf[t].v = 0; }
+    return tl_err_flag;
+}
 /* the strands active (0) and dead (2), counted in byte lanes 192 at a time (three 64-byte vectors) */
 TL_WIDE static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *dead) {
     int64_t a = 0, d = 0;
