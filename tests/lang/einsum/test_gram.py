@@ -128,7 +128,7 @@ def _kernel(shape: gram.GramShape, x: np.ndarray, portable: bool = False, thread
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SHAPES), st.sampled_from(sorted(LAYOUTS)), st.integers(0, 6), st.integers(0, 2 ** 32 - 1))
 def test_one_array_twice_matches_numpy_with_nan_inf_and_signed_zeros(shape, subscripts, specials, seed):
     rng = np.random.default_rng(seed)
