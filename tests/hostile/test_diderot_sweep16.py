@@ -237,3 +237,13 @@ def test_file_names_in_notes_are_escaped(tmp_path, monkeypatch):
     assert "Warning: all sequences in output are empty, so no 'b\\rxs-data.nrrd' file produced" in lines
     assert "wrote 'a\\nr.nrrd', 'b\\rxs-len.nrrd'" in lines
     assert sorted(os.listdir(tmp_path)) == ["a\nr.nrrd", "b\rxs-len.nrrd"]
+
+
+def test_a_position_past_the_error_flags_bits_is_written_as_none():
+    """The flag keeps a run-time error's line in 28 bits and its column in 32: a column past
+    that (a line of gigabytes) would have run into the line's bits; it is written as unknown."""
+    from tensorlang.targets.c.strands import _where
+
+    assert _where((3, 7)) == "TL_AT(3, 7)"
+    assert _where((2**28, 1)) == _where((1, 2**32)) == "TL_AT(0, 0)"
+    assert _where((2**28 - 1, 2**32 - 1)) == f"TL_AT({2**28 - 1}, {2**32 - 1})"

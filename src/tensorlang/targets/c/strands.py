@@ -57,8 +57,8 @@ _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk")
 
 def _where(at: tuple[int, int]) -> str:
     """The C of an operation's position (line, column), which a run-time error there reports
-    (a line past 2^28, in a program of gigabytes, as none: the flag holds 28 bits of it)."""
-    return f"TL_AT({at[0]}, {at[1]})" if at[0] < 2**28 else "TL_AT(0, 0)"
+    (a line past 2^28 or a column past 2^32, in a program of gigabytes, as none: the flag holds that many bits)."""
+    return f"TL_AT({at[0]}, {at[1]})" if at[0] < 2**28 and at[1] < 2**32 else "TL_AT(0, 0)"
 
 
 class Renderer:
