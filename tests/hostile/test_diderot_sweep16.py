@@ -210,10 +210,24 @@ def test_an_output_on_the_file_an_input_is_read_from_is_refused(tmp_path, monkey
 
 def test_an_output_named_as_an_input_in_another_folder_is_written(tmp_path, monkeypatch):
     run, prog, work = _in_folders(tmp_path)
-    (work / "xs.txt").write_text("not read\n")  # the program's folder has xs.txt: that one is read
-    monkeypatch.chdir(work)
+    monkeypatch.chdir(work)  # the working folder has no xs.txt: the program's folder's is read
     assert run.main(["-xs", "xs.txt", "-o", "xs.txt"], out=io.StringIO(), err=io.StringIO()) == 0
     assert (work / "xs.txt").read_bytes().startswith(b"NRRD") and (prog / "xs.txt").read_text() == "1\n2\n"
+
+
+def test_a_sequence_file_given_by_the_caller_is_the_working_folder_s_first(tmp_path, monkeypatch):
+    """As an image input's, and as Diderot's executables open it: the program's folder's
+    xs.txt was read though the working folder has one (and -o onto the one read was let through)."""
+    run, prog, work = _in_folders(tmp_path)
+    (work / "xs.txt").write_text("5\n6\n")
+    monkeypatch.chdir(work)
+    assert run.main(["-xs", "xs.txt", "-o", "r.nrrd"], out=io.StringIO(), err=io.StringIO()) == 0
+    data = (work / "r.nrrd").read_bytes()
+    assert np.frombuffer(data[data.index(b"\n\n") + 2:], "<f8").tolist() == [5.0, 6.0]
+    assert run(xs="xs.txt")["r"].tolist() == [5.0, 6.0]
+    with pytest.raises(TensorLangError) as exc:
+        run.main(["-xs", "xs.txt", "-o", "xs.txt"], out=io.StringIO(), err=io.StringIO())
+    assert "input xs and output r" in exc.value.diagnostics[0].message and (work / "xs.txt").read_text() == "5\n6\n"
 
 
 # -v's "wrote" line and the empty-sequences warning printed file names as they are: a newline

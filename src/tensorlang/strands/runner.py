@@ -171,7 +171,9 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
         if array.shape != tuple(inp.shape):
             raise error("input", f"{what} must have shape {tuple(inp.shape)}, got shape {array.shape}")
         return array
-    return value  # a type the front end checks itself (sequences)
+    if inp.kind == "sequence" and _is_path(value) and os.path.exists(value) and not os.path.isabs(value):
+        return os.path.abspath(value)  # a file the caller names: the working folder's first, as an image's
+    return value  # a type the front end checks itself (sequences; a file name in the program's folder)
 
 
 class StrandRun(Unpicklable):
@@ -303,9 +305,10 @@ class StrandRun(Unpicklable):
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
         read = [("the program", self.source.filename)] if self.source else []  # (-o prog.diderot would overwrite it)
-        read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" else file_path(v, (*self.base_dirs, None)[0]))
+        read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
+                  else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
-        _check_distinct(targets, "file", read)  # (the files as opened: an image as _image_input, a sequence as the program)
+        _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
