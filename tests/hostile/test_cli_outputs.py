@@ -76,6 +76,16 @@ def test_a_plot_that_cannot_be_written_is_an_input_error(place, capsys, name):
     assert "error[input]" in err and "--plot: cannot write" in err and "internal" not in err
 
 
+def test_a_plot_named_without_a_suffix_is_written_under_that_name(place, capsys):
+    """matplotlib adds .png to a name without one: --plot=/tmp wrote /tmp.png and exited 0."""
+    pytest.importorskip("matplotlib")
+    assert main(["analyze", str(place / "mm.tl"), "--plot", str(place / "picture")]) == 0
+    assert (place / "picture").read_bytes().startswith(b"\x89PNG") and not (place / "picture.png").exists()
+    (place / "folder").mkdir()
+    assert main(["analyze", str(place / "mm.tl"), "--plot", str(place / "folder")]) == 1
+    assert "--plot: cannot write" in capsys.readouterr().err and not (place / "folder.png").exists()
+
+
 def test_a_print_file_in_a_missing_folder_is_refused_before_the_run(place, capsys):
     # once found only after the run had been made (a long run wasted)
     assert main(["run", str(place / "p.diderot"), "-v", "-print", str(place / "nodir" / "p.txt")]) == 1

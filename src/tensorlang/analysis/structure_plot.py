@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..ein import ir
@@ -75,7 +77,7 @@ def plot_structure(program: ir.Program, path: str) -> list[str]:
         ax.set_yticks([])
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=100)
+        fig.savefig(path, dpi=100, format=None if os.path.splitext(path)[1] else "png")  # 'out': out, not out.png
     except (OSError, ValueError) as exc:  # ValueError: a suffix matplotlib cannot write ('x.out')
         raise error("input", f"--plot: cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
     finally:
