@@ -261,3 +261,16 @@ def test_a_position_past_the_error_flags_bits_is_written_as_none():
     assert _where((3, 7)) == "TL_AT(3, 7)"
     assert _where((2**28, 1)) == _where((1, 2**32)) == "TL_AT(0, 0)"
     assert _where((2**28 - 1, 2**32 - 1)) == f"TL_AT({2**28 - 1}, {2**32 - 1})"
+
+
+def test_a_detached_header_named_with_a_line_break_is_refused_before_the_run(tmp_path, monkeypatch):
+    """Its header's "data file:" line names the .raw file: a newline in the name broke the
+    header in two (a file no NRRD reader reads)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", "interp")
+    with pytest.raises(TensorLangError) as exc:
+        StrandRun(program(EMPTY)).main(["-o-r", "a\nr.nhdr"], out=io.StringIO(), err=io.StringIO())
+    assert exc.value.code == "input" and "one line" in exc.value.diagnostics[0].message
+    assert os.listdir(tmp_path) == []
+    assert StrandRun(program(EMPTY)).main(["-o-r", "a r.nhdr"], out=io.StringIO(), err=io.StringIO()) == 0
+    assert b"data file: a r.raw" in (tmp_path / "a r.nhdr").read_bytes()
