@@ -613,9 +613,16 @@ def _div(a, b):
     return a / b
 
 
+def _cross_eps(u, w):
+    """u × w of tensors as Diderot's executables: Σ_j u_j (Σ_k ε_ijk w_k), 0·∞ ⊥ (lower.py's ×)."""
+    lc, u, w = FV.LEVI_CIVITA[len(u)], np.asarray(u, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    inner = list(itertools.accumulate(lc[..., k] * w[k] for k in range(len(u))))[-1]
+    return list(itertools.accumulate(u[j] * inner[..., j] for j in range(len(u))))[-1]
+
+
 _BINARY: dict[str, Callable] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
-    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR,
+    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR, "×": _cross_eps,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
@@ -641,7 +648,7 @@ def _clamp(lo, hi, x):
 
 def _normalize(v):
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero vector: NaN, as in Diderot's executables
-        return v / float(np.sqrt(np.sum(np.square(v))))
+        return v * (1.0 / np.sqrt(np.sum(np.square(v))))  # times the reciprocal, as Diderot's executables
 
 
 _EPS = 16 * np.finfo(np.float64).eps  # Diderot's threshold on a repeated root (absolute: its 2x2s are not scaled)
@@ -715,19 +722,6 @@ def _eig3(m):
     return [x / rn + mean if rn else math.nan for x in w], v  # rn 0 (an ∞ norm): w is 0, and 0/0
 
 
-def _inv(m):
-    """1/x of a real; the inverse of a square matrix, ⊥ everywhere for a singular one or one with ⊥ or ∞."""
-    if np.ndim(m) == 0:
-        return _div(1.0, float(m))
-    m = np.asarray(m, dtype=np.float64)
-    if np.all(np.isfinite(m)):
-        try:
-            return np.linalg.inv(m)
-        except np.linalg.LinAlgError:
-            pass
-    return np.full(m.shape, np.nan)
-
-
 def _safe(fn, invalid=math.nan):
     def call(*args):
         with np.errstate(all="ignore"):
@@ -753,8 +747,8 @@ BASIS: dict[str, Callable] = {
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
-    "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
-    "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
+    "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": lambda m: FV.inv_det(m)[1],
+    "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]),  # left to right, -0 kept "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
     "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)
 }
