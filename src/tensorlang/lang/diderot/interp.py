@@ -591,10 +591,8 @@ def _ipow(a, n: int) -> float:
 
 
 def _norm(v) -> float:
-    """|v| of a tensor: the squares summed in order, as Diderot's C (and cheaper than numpy's on a vec3)."""
-    total = 0.0
-    for x in np.asarray(v, dtype=np.float64).flat:
-        total += x * x
+    """|v| of a tensor: the squares summed in order, a matrix's row by row, as Diderot's C (FV.contract)."""
+    total = float(FV.contract(v, v, np.ndim(v))) if np.ndim(v) > 1 else sum(float(x) * float(x) for x in np.ravel(v))
     return math.sqrt(total) if total >= 0 else math.nan  # (⊥ without its sign bit, as tl_sqrt)
 
 
@@ -614,10 +612,10 @@ def _div(a, b):
 
 
 def _cross_eps(u, w):
-    """u × w of tensors as Diderot's executables: Σ_j u_j (Σ_k ε_ijk w_k), 0·∞ ⊥ (lower.py's ×)."""
-    lc, u, w = FV.LEVI_CIVITA[len(u)], np.asarray(u, dtype=np.float64), np.asarray(w, dtype=np.float64)
-    inner = list(itertools.accumulate(lc[..., k] * w[k] for k in range(len(u))))[-1]
-    return list(itertools.accumulate(u[j] * inner[..., j] for j in range(len(u))))[-1]
+    """u × w of tensors as Diderot's executables: Σ_j u_j (Σ_k ε_ijk w_k), each ε·w a product (0·∞ ⊥; lower.py's ×)."""
+    lc = np.fromfunction(lambda i, j, k: (i - j) * (j - k) * (k - i) / 2, (3, 3, 3), dtype=int) if len(u) == 3 else np.array([[0.0, 1.0], [-1.0, 0.0]])
+    inner = list(itertools.accumulate(lc[..., k] * float(w[k]) for k in range(len(u))))[-1]
+    return list(itertools.accumulate(float(u[j]) * inner[..., j] for j in range(len(u))))[-1]
 
 
 _BINARY: dict[str, Callable] = {
@@ -747,7 +745,7 @@ BASIS: dict[str, Callable] = {
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
-    "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": lambda m: FV.inv_det(m)[1],
+    "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": _safe(lambda m: FV.inv_det(m)[1]),
     "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]),  # left to right, -0 kept "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
     "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)

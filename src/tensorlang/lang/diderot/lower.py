@@ -386,12 +386,13 @@ class Lowerer:
                 raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
             xs, ys = x.comps, y.comps
             out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
-            return V.of(out_shape, "real", [_fold(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
+            return V.of(out_shape, "real", [_nest(np.frompyfunc(lambda *m, i=i, j=j: b("*", xs[i + m], ys[m + j], "real"), k, 1)(*np.indices(y.shape[:k])))
                                             for i in np.ndindex(*x.shape[:len(x.shape) - k]) for j in np.ndindex(*y.shape[k:])])
         if op == "×":  # Diderot's Σ_j x_j (Σ_k ε_ijk y_k), each ε·y a product (0·∞ is ⊥): the interpreter's _cross_eps
-            p, q, lc = x.flat(), y.flat(), FV.LEVI_CIVITA[len(x.flat())]
-            c = [_fold(b("*", p[j], _fold(b("*", _const(float(e[j, k]), "real"), q[k], "real") for k in range(len(p))), "real")
-                       for j in range(len(p))) for e in (lc if len(p) == 3 else [lc])]
+            p, q = x.flat(), y.flat()
+            eps = (lambda i, j, k: (i - j) * (j - k) * (k - i) / 2) if len(p) == 3 else (lambda i, j, k: float(k - j))
+            c = [_fold(b("*", p[j], _fold(b("*", _const(eps(i, j, k), "real"), q[k], "real") for k in range(len(p))), "real")
+                       for j in range(len(p))) for i in range(3 if len(p) == 3 else 1)]
             return scal(c[0], "real") if x.shape == (2,) else V.of((3,), "real", c)
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
@@ -1065,8 +1066,13 @@ def _fold(terms, op: str = "+", ty: str = "real"):
     return functools.reduce(lambda acc, t: b(op, acc, t, ty), terms)
 
 
+def _nest(a: np.ndarray):
+    """Σ of an array of IR reals as Diderot nests it: the last axis first (a matrix's rows), each left to right."""
+    return _fold(_nest(x) for x in a) if a.ndim > 1 else _fold(a)
+
+
 def _sumsq(v: V):
-    return _fold(b("*", x, x, "real") for x in v.flat())
+    return _nest(_each(lambda x: b("*", x, x, "real"), v.comps))
 
 
 def _det(m: np.ndarray):
