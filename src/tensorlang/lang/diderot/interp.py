@@ -646,7 +646,7 @@ def _clamp(lo, hi, x):
 
 def _normalize(v):
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero vector: NaN, as in Diderot's executables
-        return v * (1.0 / np.sqrt(np.sum(np.square(v))))  # times the reciprocal, as Diderot's executables
+        return v * (1.0 / np.float64(_norm(v)))  # times the reciprocal, as Diderot's executables
 
 
 _EPS = 16 * np.finfo(np.float64).eps  # Diderot's threshold on a repeated root (absolute: its 2x2s are not scaled)
@@ -746,7 +746,7 @@ BASIS: dict[str, Callable] = {
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
     "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": _safe(lambda m: FV.inv_det(m)[1]),
-    "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]),  # left to right, -0 kept "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
+    "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,  # (trace: -0 kept)
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
     "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)
 }
