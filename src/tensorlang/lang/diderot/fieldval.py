@@ -257,15 +257,13 @@ def cross(a, b):
 
 
 def contract(a, b, n: int):
-    """The last ``n`` axes of ``a`` against the first ``n`` of ``b``, each product rounded and added in
-    row-major order, as the C executor does (not ``np.tensordot``: BLAS may fuse, and ⊥ become inf)."""
+    """The last ``n`` axes of ``a`` against the first ``n`` of ``b``, each product rounded and the sums nested
+    (Σ_i Σ_j: each row's sum, then the rows'), left to right, as Diderot's and the C executor do (not ``np.tensordot``)."""
     a, b = _arr(a), _arr(b)
-    head, tail = a.shape[:a.ndim - n], b.shape[n:]
-    rows, cols = a.reshape(head + (-1,)), b.reshape((-1,) + tail)
-    acc = np.multiply.outer(rows[..., 0], cols[0])
-    for c in range(1, rows.shape[-1]):
-        acc = acc + np.multiply.outer(rows[..., c], cols[c])
-    return np.asarray(acc)
+    def part(idx: tuple):  # the nested sums over the contracted axes from len(idx) on
+        return np.multiply.outer(a[(Ellipsis,) + idx], b[idx]) if len(idx) == n else \
+            list(itertools.accumulate(part(idx + (c,)) for c in range(b.shape[len(idx)])))[-1]
+    return np.asarray(part(()))
 
 
 #: products of tensors lifted to fields (Lifted._bilinear differentiates them)
@@ -373,6 +371,21 @@ def set_partitions(items: list) -> list[list[list]]:
     return out
 
 
+def inv_det(m) -> tuple[np.ndarray, float]:
+    """inv and det of a 2x2 or 3x3 matrix as Diderot's executables compute them: (trace·I - M)/det and
+    ((tr² - tr M²)/2·I - tr·M + M²)/det, det by its six products, their operation order; ±∞ and ⊥ of 1/0, 0/0."""
+    m = np.asarray(m, dtype=np.float64)  # (called under np.errstate(all="ignore"))
+    if len(m) == 2:
+        t, det = m[0, 0] + m[1, 1], m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]
+        return (np.array([[t * 1.0, t * 0.0], [t * 0.0, t * 1.0]]) - m) / det, float(det)
+    p = m[:, :, None] * m[None, :, :]  # p[i, k, j] = m[i, k]·m[k, j]; M² and the trace, summed left to right
+    t, mm = m[0, 0] + m[1, 1] + m[2, 2], p[:, 0] + p[:, 1] + p[:, 2]
+    h = t * t - (mm[0, 0] + p[1, 0, 1] + p[1, 1, 1] + p[1, 2, 1] + p[2, 0, 2] + p[2, 1, 2] + p[2, 2, 2])
+    det = (m[0, 0] * m[1, 1] * m[2, 2] + m[0, 1] * m[1, 2] * m[2, 0] + m[0, 2] * m[1, 0] * m[2, 1]
+           - (m[0, 2] * m[1, 1] * m[2, 0] + m[0, 1] * m[1, 0] * m[2, 2] + m[0, 0] * m[1, 2] * m[2, 1]))
+    return (np.where(np.eye(3, dtype=bool), 1.0 * h / 2.0, 0.0 * h / 2.0) - t * m + mm) / det, float(det)
+
+
 class MatrixFn(Of):
     """``det``, ``trace``, ``inv``, ``transpose`` of a field of square matrices; derivatives: linear ones to any
     order, det, inv by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, then :func:`det_terms` and the ordered partitions of the axes."""
@@ -384,17 +397,12 @@ class MatrixFn(Of):
         if self.name == "transpose":
             return np.swapaxes(v, 0, 1)
         a = _arr(self.f.value(x, 0)) if order else v
-        s = _symbol(a)  # symbolic: lowering's det (cofactors) and inverse (a library call)
+        s = _symbol(a)  # symbolic: lowering's det and inverse (a library call), both Diderot's closed form
         with np.errstate(all="ignore"):
-            if s is not None:
-                ai = s.inv(a) if self.name == "inv" or order == 1 else np.full(a.shape, np.nan)  # (unused by det)
-                det = s.det(a)
-            elif not np.all(np.isfinite(a)) or np.linalg.det(a) == 0:
-                ai, det = np.full(a.shape, np.nan), np.linalg.det(a)
-            else:
-                ai, det = np.linalg.inv(a), np.linalg.det(a)
+            ai, det = inv_det(a) if s is None else (  # (a symbolic ai unused by det)
+                s.inv(a) if self.name == "inv" or order == 1 else np.full(a.shape, np.nan), s.det(a))
             if order == 0:
-                return (float(det) if s is None else det) if self.name == "det" else ai
+                return det if self.name == "det" else ai
             if order > 1:
                 return self._higher(x, a, ai, order)
             dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis

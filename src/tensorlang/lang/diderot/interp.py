@@ -591,10 +591,8 @@ def _ipow(a, n: int) -> float:
 
 
 def _norm(v) -> float:
-    """|v| of a tensor: the squares summed in order, as Diderot's C (and cheaper than numpy's on a vec3)."""
-    total = 0.0
-    for x in np.asarray(v, dtype=np.float64).flat:
-        total += x * x
+    """|v| of a tensor: the squares summed in order, a matrix's row by row, as Diderot's C (FV.contract)."""
+    total = float(FV.contract(v, v, np.ndim(v))) if np.ndim(v) > 1 else sum(float(x) * float(x) for x in np.ravel(v))
     return math.sqrt(total) if total >= 0 else math.nan  # (⊥ without its sign bit, as tl_sqrt)
 
 
@@ -613,9 +611,16 @@ def _div(a, b):
     return a / b
 
 
+def _cross_eps(u, w):
+    """u × w of tensors as Diderot's executables: Σ_j u_j (Σ_k ε_ijk w_k), each ε·w a product (0·∞ ⊥; lower.py's ×)."""
+    lc = np.fromfunction(lambda i, j, k: (i - j) * (j - k) * (k - i) / 2, (3, 3, 3), dtype=int) if len(u) == 3 else np.array([[0.0, 1.0], [-1.0, 0.0]])
+    inner = list(itertools.accumulate(lc[..., k] * float(w[k]) for k in range(len(u))))[-1]
+    return list(itertools.accumulate(float(u[j]) * inner[..., j] for j in range(len(u))))[-1]
+
+
 _BINARY: dict[str, Callable] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
-    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR,
+    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR, "×": _cross_eps,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
@@ -641,7 +646,7 @@ def _clamp(lo, hi, x):
 
 def _normalize(v):
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero vector: NaN, as in Diderot's executables
-        return v / float(np.sqrt(np.sum(np.square(v))))
+        return v * (1.0 / np.float64(_norm(v)))  # times the reciprocal, as Diderot's executables
 
 
 _EPS = 16 * np.finfo(np.float64).eps  # Diderot's threshold on a repeated root (absolute: its 2x2s are not scaled)
@@ -715,19 +720,6 @@ def _eig3(m):
     return [x / rn + mean if rn else math.nan for x in w], v  # rn 0 (an ∞ norm): w is 0, and 0/0
 
 
-def _inv(m):
-    """1/x of a real; the inverse of a square matrix, ⊥ everywhere for a singular one or one with ⊥ or ∞."""
-    if np.ndim(m) == 0:
-        return _div(1.0, float(m))
-    m = np.asarray(m, dtype=np.float64)
-    if np.all(np.isfinite(m)):
-        try:
-            return np.linalg.inv(m)
-        except np.linalg.LinAlgError:
-            pass
-    return np.full(m.shape, np.nan)
-
-
 def _safe(fn, invalid=math.nan):
     def call(*args):
         with np.errstate(all="ignore"):
@@ -753,8 +745,8 @@ BASIS: dict[str, Callable] = {
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
-    "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
-    "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
+    "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": _safe(lambda m: FV.inv_det(m)[1]),
+    "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,  # (trace: -0 kept)
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
     "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)
 }

@@ -386,13 +386,14 @@ class Lowerer:
                 raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
             xs, ys = x.comps, y.comps
             out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
-            return V.of(out_shape, "real", [_fold(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
+            return V.of(out_shape, "real", [_nest(np.frompyfunc(lambda *m, i=i, j=j: b("*", xs[i + m], ys[m + j], "real"), k, 1)(*np.indices(y.shape[:k])))
                                             for i in np.ndindex(*x.shape[:len(x.shape) - k]) for j in np.ndindex(*y.shape[k:])])
-        if op == "×":
+        if op == "×":  # Diderot's Σ_j x_j (Σ_k ε_ijk y_k), each ε·y a product (0·∞ is ⊥): the interpreter's _cross_eps
             p, q = x.flat(), y.flat()
-            if x.shape == (2,):
-                return scal(_minor(p[0], q[1], p[1], q[0]), "real")
-            return V.of((3,), "real", [_minor(p[i], q[j], p[j], q[i]) for i, j in ((1, 2), (2, 0), (0, 1))])
+            eps = (lambda i, j, k: (i - j) * (j - k) * (k - i) / 2) if len(p) == 3 else (lambda i, j, k: float(k - j))
+            c = [_fold(b("*", p[j], _fold(b("*", _const(eps(i, j, k), "real"), q[k], "real") for k in range(len(p))), "real")
+                       for j in range(len(p))) for i in range(3 if len(p) == 3 else 1)]
+            return scal(c[0], "real") if x.shape == (2,) else V.of((3,), "real", c)
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
     def e_SeqLit(self, e):
@@ -1065,17 +1066,22 @@ def _fold(terms, op: str = "+", ty: str = "real"):
     return functools.reduce(lambda acc, t: b(op, acc, t, ty), terms)
 
 
+def _nest(a: np.ndarray):
+    """Σ of an array of IR reals as Diderot nests it: the last axis first (a matrix's rows), each left to right."""
+    return _fold(_nest(x) for x in a) if a.ndim > 1 else _fold(a)
+
+
 def _sumsq(v: V):
-    return _fold(b("*", x, x, "real") for x in v.flat())
+    return _nest(_each(lambda x: b("*", x, x, "real"), v.comps))
 
 
 def _det(m: np.ndarray):
-    """The determinant of a 2×2 or 3×3 matrix of IR expressions, by cofactors."""
+    """The determinant of a 2×2 or 3×3 matrix of IR expressions in the order of Diderot's executables
+    (aei + bfg + cdh - (ceg + bdi + afh), the interpreter's FV.inv_det)."""
     if m.shape == (2, 2):
         return _minor(m[0, 0], m[1, 1], m[0, 1], m[1, 0])
-    t = [b("*", m[0, j], _minor(m[1, c1], m[2, c2], m[1, c2], m[2, c1]), "real")
-         for j, (c1, c2) in enumerate(((1, 2), (0, 2), (0, 1)))]
-    return b("+", b("-", t[0], t[1], "real"), t[2], "real")
+    t = [_fold((m[0, a], m[1, c], m[2, e]), "*") for a, c, e in ((0, 1, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0), (1, 0, 2), (0, 2, 1))]
+    return b("-", _fold(t[:3]), _fold(t[3:]), "real")
 
 
 def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:

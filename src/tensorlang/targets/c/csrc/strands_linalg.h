@@ -85,23 +85,18 @@ static void tl_eig(int n, const double *m, double *out) {
     if (n == 2) tl_eig2(m, out);
     else tl_eig3(m, out);
 }
-static void tl_inv(int n, const double *m0, double *out) {
-    double d, m[9], big = 0;  /* scaled by a power of two near the largest entry: no overflow */
-    int e = 0;
-    for (int k = 0; k < n * n; k++) big = fabs(m0[k]) > big ? fabs(m0[k]) : big;
-    if (big > 0 && isfinite(big)) frexp(big, &e);
-    for (int k = 0; k < n * n; k++) m[k] = ldexp(m0[k], -e);
+/* inv of a 2x2 or 3x3 matrix as Diderot's executables compute it (the interpreter's FV.inv_det, operation for
+   operation): (trace·I - M)/det and ((tr² - tr M²)/2·I - tr·M + M²)/det; a singular one gives ±inf and NaN */
+static void tl_inv(int n, const double *m, double *out) {
+    double t, d, h, mm[9];
     if (n == 2) {
-        d = m[0] * m[3] - m[1] * m[2];
-        out[0] = m[3] / d; out[1] = -m[1] / d; out[2] = -m[2] / d; out[3] = m[0] / d;
-    } else {
-        out[0] = m[4] * m[8] - m[5] * m[7]; out[1] = m[2] * m[7] - m[1] * m[8]; out[2] = m[1] * m[5] - m[2] * m[4];
-        out[3] = m[5] * m[6] - m[3] * m[8]; out[4] = m[0] * m[8] - m[2] * m[6]; out[5] = m[2] * m[3] - m[0] * m[5];
-        out[6] = m[3] * m[7] - m[4] * m[6]; out[7] = m[1] * m[6] - m[0] * m[7]; out[8] = m[0] * m[4] - m[1] * m[3];
-        d = m[0] * out[0] + m[1] * out[3] + m[2] * out[6];
-        for (int k = 0; k < 9; k++) out[k] /= d;
+        t = m[0] + m[3]; d = m[0] * m[3] - m[1] * m[2];
+        out[0] = (t * 1.0 - m[0]) / d; out[1] = (t * 0.0 - m[1]) / d; out[2] = (t * 0.0 - m[2]) / d; out[3] = (t * 1.0 - m[3]) / d;
+        return;
     }
-    int bad = d == 0 || !isfinite(d);
-    for (int k = 0; k < n * n; k++) bad |= !isfinite(m[k]);
-    for (int k = 0; k < n * n; k++) out[k] = bad ? NAN : ldexp(out[k], -e);
+    for (int k = 0; k < 9; k++) mm[k] = m[k / 3 * 3] * m[k % 3] + m[k / 3 * 3 + 1] * m[3 + k % 3] + m[k / 3 * 3 + 2] * m[6 + k % 3];
+    t = m[0] + m[4] + m[8];
+    h = t * t - (mm[0] + m[3] * m[1] + m[4] * m[4] + m[5] * m[7] + m[6] * m[2] + m[7] * m[5] + m[8] * m[8]);
+    d = m[0] * m[4] * m[8] + m[1] * m[5] * m[6] + m[2] * m[3] * m[7] - (m[2] * m[4] * m[6] + m[1] * m[3] * m[8] + m[0] * m[5] * m[7]);
+    for (int k = 0; k < 9; k++) out[k] = ((k % 4 ? 0.0 * h / 2.0 : 1.0 * h / 2.0) - t * m[k] + mm[k]) / d;
 }

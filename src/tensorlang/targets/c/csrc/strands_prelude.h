@@ -156,7 +156,7 @@ static inline double tl_ipow(double a, int64_t n) {
     return n < 0 ? tl_div(1.0, r) : r;
 }
 static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
-static inline double tl_nrm(double x, double n) { return x / n; }
+static inline double tl_nrm(double x, double n) { return x * (1 / n); }  /* normalize: Diderot's reciprocal */
 static char *tl_pbuf; static size_t tl_plen, tl_pcap;
 static void tl_pput(const char *s, size_t n) {
     if (tl_plen + n + 1 > tl_pcap) {
