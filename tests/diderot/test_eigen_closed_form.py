@@ -124,3 +124,14 @@ def test_the_stored_outputs_are_what_diderotc_makes_today(d, tmp_path):
     ours = _ours(d, tmp_path, "interp")
     _close(ours[0], vals, vals)
     _close(ours[1], vecs, vals)
+
+
+@needs_cc
+def test_the_nan_of_an_infinite_norm_has_cs_sign_bit_too(tmp_path):
+    """An ∞ off the diagonal makes the closed form's scale 0 and its eigenvalues 0/0: the
+    interpreter wrote Python's ⊥ (sign bit clear), C and diderotc the machine's 0/0 (set on x86)."""
+    ms = np.array([[[1.0, np.inf, 0.0], [np.inf, 1.0, 0.0], [0.0, 0.0, 1.0]], np.full((3, 3), 1e200)])
+    _write(tmp_path / "ms3.nrrd", ms)
+    prog = check(parse_program((MORE / "evecs3.diderot").read_text()))
+    got = [np.asarray(strands(prog, str(tmp_path)).run({}, backend=b).outputs["vals"]) for b in ("interp", "c")]
+    assert np.isnan(got[0]).any() and got[0].tobytes() == got[1].tobytes()

@@ -274,3 +274,28 @@ def test_a_detached_header_named_with_a_line_break_is_refused_before_the_run(tmp
     assert os.listdir(tmp_path) == []
     assert StrandRun(program(EMPTY)).main(["-o-r", "a r.nhdr"], out=io.StringIO(), err=io.StringIO()) == 0
     assert b"data file: a r.raw" in (tmp_path / "a r.nhdr").read_bytes()
+
+
+# A newborn's creation fails (strand 7096 reads xs[7096]) and, later in the interpreter's order,
+# the global block divides by zero: at two threads C reported the global block's error (the
+# newborns made on the second thread were claimed after everything).
+BORN = """#version 2.0
+input int d = 0;
+input int[] xs = {1, 2};
+real g = 0.0;
+strand S (int i) {
+  output real r = (real(xs[i]) if i == 7096 else 0.0);
+  int c = 0;
+  update { c += 1; if (c == 1 && i < 4096) new S(i + 4096); if (c > 2) stabilize; }
+}
+update { if (g == 0.0) g = real(7 / d); }
+create_collection { S(i) | i in 0..4095 };
+"""
+
+
+@needs_cc
+def test_a_newborn_s_failure_comes_before_the_global_block_s(monkeypatch):
+    monkeypatch.setattr(CS, "FIXED_TEAM", True)
+    p = program(BORN)
+    assert _error(p, {}, backend="interp") == ("sequence index out of range", 6)
+    assert [_error(p, {}, backend="c", threads=n) for n in (1, 2)] == [("sequence index out of range", 6)] * 2

@@ -669,6 +669,10 @@ def _toward(a, b) -> list:  # a + b where they point the same way (a positive do
     return [x + y for x, y in zip(a, b)] if _dot(a, b) > 0 else [x - y for x, y in zip(a, b)]
 
 
+with np.errstate(invalid="ignore"):
+    _ZERO_BY_ZERO = float(np.float64(0.0) / np.float64(0.0))  # the machine's ⊥ of 0/0, as C's (its sign bit set on x86)
+
+
 def _eig2(m):
     """evals and evecs of a 2x2 matrix, Diderot's closed form (docs/diderot.md, "Eigenvalues and eigenvectors")."""
     mean = 0.5 * (float(m[0, 0]) + float(m[1, 1]))
@@ -717,7 +721,7 @@ def _eig3(m):
     s = _dot(v[1], v[k])
     v[1] = _unit([x - s * y for x, y in zip(v[1], v[k])])
     v[2 - k] = _cross(v[0], v[1]) if k == 0 else _cross(v[1], v[2])
-    return [x / rn + mean if rn else math.nan for x in w], v  # rn 0 (an ∞ norm): w is 0, and 0/0
+    return [x / rn + mean if rn else _ZERO_BY_ZERO for x in w], v  # rn 0 (an ∞ norm): w is 0, and 0/0
 
 
 def _safe(fn, invalid=math.nan):

@@ -42,7 +42,10 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
 void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
                    const int64_t *gi, const tl_img *img, int threads) {
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t i = from; i < n; i++) { tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }
+    for (int64_t i = from; i < n; i++) {  /* (a newborn's failure: after the step's updates, before its global block) */
+        tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0;
+        if (tl_err_any) tl_claim(TL_LATE - 1, i);
+    }
 }
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
 #if TL_COMM  /* run, strands and active ones at tl_S0's copy: within a run of n, a status only leaves 0 (active) */

@@ -18,13 +18,14 @@ int omp_get_thread_num(void);
 #else
 #define TL_TID() 0
 #endif
-static int64_t tl_err_flag, tl_err_any, tl_err_k1 = INT64_MAX, tl_err_k2;  /* (k1, k2): the kept failure's place */
+static int64_t tl_err_flag, tl_err_up, tl_err_k1 = INT64_MAX, tl_err_k2;  /* (k1, k2): the kept failure's place */
+#define tl_err_any __atomic_load_n(&tl_err_up, __ATOMIC_RELAXED)  /* (read by other threads: never hoisted) */
 static struct { int64_t v; char pad[56]; } tl_tf[256];  /* each thread's first failure not yet claimed */
 #define TL_AT(line, col) ((int64_t)(line) << 32 | (int64_t)(col))
 static inline void tl_fail(int64_t code, int64_t at) {
     int64_t *f = &tl_tf[TL_TID()].v;
     if (!*f) *f = code | at << 3;
-    __atomic_store_n(&tl_err_any, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_err_up, 1, __ATOMIC_RELAXED);
 }
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
@@ -128,7 +129,7 @@ TL_OUTLINE void tl_mark(int64_t i, int64_t n) {
 static void tl_err_reset(void) {
     if (tl_err_any) memset(tl_tf, 0, sizeof tl_tf);
     free(tl_fails); tl_fails = 0;
-    tl_err_flag = 0; tl_err_any = 0; tl_err_k1 = INT64_MAX; tl_err_k2 = 0;
+    tl_err_flag = 0; tl_err_up = 0; tl_err_k1 = INT64_MAX; tl_err_k2 = 0;
 }
 static int64_t tl_err_settle(void) {  /* the error to report, failures no driver claimed kept after the claimed ones */
     if (tl_err_any) for (int t = 0; t < 256; t++) if (tl_tf[t].v) { tl_keep(INT64_MAX, t, tl_tf[t].v); tl_tf[t].v = 0; }
