@@ -17,6 +17,7 @@ import io
 import math
 import numbers
 import os
+import re
 import sys
 import time
 import warnings
@@ -308,12 +309,15 @@ class StrandRun(Unpicklable):
         read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
                   else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
+        read += [(who, data) for who, path in read if (data := _detached_data(path))]  # (-o img.raw beside img.nhdr)
         _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
             _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
         if opts.snapshot:
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
+            _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
+                             if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
             say.line("initializing inputs and creating strands ...")
@@ -375,6 +379,25 @@ def _check_distinct(targets: list[tuple[str, str]], what: str, read: Sequence[tu
             raise error("input", f"{first} and {who} have the same {what} {path!r}: "
                                  "one would overwrite the other (-o-NAME, -sp-NAME name each its own)")
         seen[key] = who
+
+
+def _detached_data(path: str) -> str | None:
+    """The data file a detached NRRD header (``.nhdr``) names, beside it; else None."""
+    if not path.lower().endswith(".nhdr") or not os.path.isfile(path):  # (a FIFO is refused where it is read)
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16).split(b"\n\n", 1)[0].decode("latin-1")
+    except OSError:  # (so is a file that cannot be read)
+        return None
+    found = re.search(r"^data ?file: *(.+?) *$", head, re.MULTILINE)
+    return os.path.join(os.path.dirname(path), found[1]) if found else None
+
+
+def _snapshot_of(prefix: str, file: str) -> str:
+    """The snapshot ``prefix`` writes under ``file``'s step number (``r-0003.nrrd``: step 3), or ``prefix``."""
+    step = re.fullmatch(r".*-(\d{4,})\.nrrd", os.path.basename(file))
+    return nrrd_out.snapshot_name(prefix, int(step[1])) if step else prefix
 
 
 def _same_file(a: str, b: str) -> bool:
