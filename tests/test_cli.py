@@ -760,6 +760,20 @@ def test_param_of_more_digits_than_int_reads_is_too_large_not_a_traceback(tmp_pa
     prog.write_text("in var A : [n]\nout var B : [n]\nB = A\n")
     rc, _, err = cli(capsys, "check", prog, f"--param=n={'9' * 5000}")
     assert rc == 1 and "error[too-large]: --param n: a size of 5000 digits is 2^62 or more" in err
+    rc, _, err = cli(capsys, "check", prog, f"--param=n={'0' * 4400}4")  # 4: its leading zeros are no size
+    assert rc == 0, err
+
+
+def test_pad_of_more_digits_than_int_reads_says_so(tmp_path, capsys):
+    """argparse named the converter ("invalid _pad value") and echoed all 5000 digits."""
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    with pytest.raises(SystemExit) as caught:
+        cli(capsys, "compile", prog, f"--pad={'1' * 5000}")
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "argument --pad: a number of 5000 digits is too large" in err and len(err) < 1000
+    rc, _, err = cli(capsys, "compile", prog, "--emit", "c", f"--pad={'0' * 4400}4")
+    assert rc == 0, err
 
 
 @pytest.mark.parametrize("argv", [["check", "{p}", "--param=--"], ["run", "{p}", "--output=--"],

@@ -591,7 +591,11 @@ def cmd_cache(args) -> int:
 def _pad(text: str) -> int | str:
     """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
     text = text.strip()
-    return int(text) if text.removeprefix("-").isdecimal() else text  # (int() reads every digit isdecimal() admits)
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    try:  # (int() reads every digit isdecimal() admits, up to 4300 of them)
+        return int(sign + (digits.lstrip("0") or "0")) if digits.isdecimal() else text
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of {len(digits)} digits is too large") from None
 
 
 def _arg(*flags: str, **options) -> tuple:
@@ -756,7 +760,7 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         if not sep or not name.isidentifier():
             raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
         try:
-            number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+            number = int(value.lstrip("0") or "0") if value.isdecimal() else 0  # (int() reads what isdecimal() admits)
         except ValueError:  # over int()'s 4300 digits (a traceback, before)
             raise TensorLangError("too-large", f"--param {name}: a size of {len(value)} digits is 2^62 or more") from None
         if number < 1:
