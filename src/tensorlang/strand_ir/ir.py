@@ -224,16 +224,16 @@ class StrandIR:
 
 def nodes(root, kind: type = object, most: int | None = None) -> list:
     """The nodes of ``kind`` in ``root`` (IR, or a tuple of it: statements and expressions)
-    as written, each once; at most ``most`` + 1."""
+    as written, each once; at most ``most`` + 1.  A shared node is walked once (the IR is a DAG)."""
     out: list = []
     seen, todo = set(), [root]
     while todo and (most is None or len(out) <= most):
         x = todo.pop()
         if isinstance(x, (tuple, list)):
             todo.extend(reversed(x))
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            if isinstance(x, kind) and id(x) not in seen:
-                seen.add(id(x))
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type) and id(x) not in seen:
+            seen.add(id(x))
+            if isinstance(x, kind):
                 out.append(x)
             todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
     return out
