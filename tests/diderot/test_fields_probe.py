@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
+from tensorlang.sampling.image import index_point
 from tensorlang.sampling.kernels import KERNELS
 from tensorlang.lang.diderot import fieldval as FV
 from tensorlang.lang.diderot import parse_program, strands
@@ -26,9 +27,10 @@ _PAD = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 def reference_probe(img, kern, order: int, p: np.ndarray, mode: str | None) -> np.ndarray:
     d, s = img.dim, kern.radius
     lin = img.world[:d, :d]
-    # index position by the homogeneous world-to-index map, as Diderot's runtime (and the
-    # interpreter) compute it: on a knot, another rounding could pick the next cell
-    x = img.to_index[:d, :d] @ p + img.to_index[:d, d]
+    # index position by the homogeneous world-to-index map in the order of Diderot's runtime (and
+    # the interpreter): on a knot, another rounding picks the next cell (numpy's product gave
+    # -8.5e-17 where the runtime's sums give 0, and the cell read a ⊥ sample the probe does not)
+    x = index_point(img.to_index, p)
     n = np.floor(x).astype(int)
     f = x - n
     data = img.data
