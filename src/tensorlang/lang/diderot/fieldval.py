@@ -4,8 +4,10 @@ copy of the derivative rules: the interpreter runs them on floats, :mod:`.lower`
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 from typing import Callable
 
 import numpy as np
@@ -256,13 +258,18 @@ def cross(a, b):
     return np.cross(a, b)
 
 
+def ordered_sum(terms):
+    """The terms added left to right from the first, as Diderot's C adds them (``sum`` starts from 0: -0 would be +0)."""
+    return functools.reduce(operator.add, terms)
+
+
 def contract(a, b, n: int):
     """The last ``n`` axes of ``a`` against the first ``n`` of ``b``, each product rounded and the sums nested
     (Σ_i Σ_j: each row's sum, then the rows'), left to right, as Diderot's and the C executor do (not ``np.tensordot``)."""
     a, b = _arr(a), _arr(b)
     def part(idx: tuple):  # the nested sums over the contracted axes from len(idx) on
         return np.multiply.outer(a[(Ellipsis,) + idx], b[idx]) if len(idx) == n else \
-            list(itertools.accumulate(part(idx + (c,)) for c in range(b.shape[len(idx)])))[-1]
+            ordered_sum(part(idx + (c,)) for c in range(b.shape[len(idx)]))
     return np.asarray(part(()))
 
 

@@ -614,8 +614,8 @@ def _div(a, b):
 def _cross_eps(u, w):
     """u × w of tensors as Diderot's executables: Σ_j u_j (Σ_k ε_ijk w_k), each ε·w a product (0·∞ ⊥; lower.py's ×)."""
     lc = np.fromfunction(lambda i, j, k: (i - j) * (j - k) * (k - i) / 2, (3, 3, 3), dtype=int) if len(u) == 3 else np.array([[0.0, 1.0], [-1.0, 0.0]])
-    inner = list(itertools.accumulate(lc[..., k] * float(w[k]) for k in range(len(u))))[-1]
-    return list(itertools.accumulate(float(u[j]) * inner[..., j] for j in range(len(u))))[-1]
+    inner = FV.ordered_sum(lc[..., k] * float(w[k]) for k in range(len(u)))
+    return FV.ordered_sum(float(u[j]) * inner[..., j] for j in range(len(u)))
 
 
 _BINARY: dict[str, Callable] = {
@@ -750,7 +750,7 @@ BASIS: dict[str, Callable] = {
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),
     "inv": _safe(lambda m: _div(1.0, float(m)) if np.ndim(m) == 0 else FV.inv_det(m)[0]), "det": _safe(lambda m: FV.inv_det(m)[1]),
-    "trace": lambda m: float(list(itertools.accumulate(np.diagonal(m)))[-1]), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,  # (trace: -0 kept)
+    "trace": lambda m: float(FV.ordered_sum(np.diagonal(m))), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,  # (trace: -0 kept)
     "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
     "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)
 }
