@@ -23,6 +23,8 @@ os.environ.setdefault("TENSORLANG_PARALLEL_WORK", str(1 << 17))
 # and the tests that assert those choices were written against a 48 KiB L1 and a 2 MiB L2
 # (an AMD machine's 32 KiB / 1 MiB cuts CFD blocks differently at n = 25-28)
 os.environ.setdefault("TENSORLANG_CACHE_SIZES", "l1=48K,l2=2M")
+# every slab gets its next-element hint on every CPU (the AMD rule, machine.hint_min_slab, has its own tests)
+os.environ.setdefault("TENSORLANG_HINT_MIN_SLAB", "0")
 
 # Compiled C kernels go to a private cache for this test run, never the user's.
 if not os.environ.get("TENSORLANG_TEST_KEEP_CACHE"):

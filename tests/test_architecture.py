@@ -309,7 +309,7 @@ def test_the_schedule_is_planned_in_one_place():
 #: machine/__init__.py only (issue 40, "C as C"); a module that needs one imports it from there.
 MACHINE_FACTS = {"FALLBACK_L1", "FALLBACK_L2", "WIDTHS", "DEFAULT_BYTES", "BLAS_INT_MAX", "CACHE_LINE_BYTES",
                  "TILE_BYTES", "TILE_VECTORS", "STACK_BYTES", "PARALLEL_WORK",
-                 "SIMD_REDUCTION_MIN"}
+                 "SIMD_REDUCTION_MIN", "HINT_MIN_SLAB_AMD"}
 #: How the machine is asked, in machine.py only: its cores, its affinity, its caches.
 MACHINE_QUESTIONS = re.compile(r"os\.cpu_count\(|sched_getaffinity\(|SC_LEVEL\d|/sys/devices/system/cpu")
 
@@ -449,7 +449,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"compiled strands": 5235, "diderot": 3756, "structure": 3986, "schedule+loops": 4118, "targets": 5229, "fields": 2330, "strands": 1057, "surface": 3723}
+CEILINGS = {"compiled strands": 5235, "diderot": 3756, "structure": 3986, "schedule+loops": 4118, "targets": 5256, "fields": 2330, "strands": 1057, "surface": 3723}
 
 
 def layer_sizes() -> dict[str, int]:

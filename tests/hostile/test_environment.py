@@ -37,7 +37,8 @@ READERS = {
     "TENSORLANG_CACHE": (lambda: (build.cache_dir(), grammar_cache_dir().parent), "/tmp/tl-x",
                          (Path("/tmp/tl-x"), Path("/tmp/tl-x"))),
     "TENSORLANG_CACHE_SIZES": (lambda: machine.cache_sizes.__wrapped__(), "l1=48K,l2=2M",
-                               machine.CacheSizes(48 * 1024, 2 * 2**20, "env")),
+                               machine.CacheSizes(48 * 1024, 2 * 2**20, "env", machine.hint_min_slab())),
+    "TENSORLANG_HINT_MIN_SLAB": (machine.hint_min_slab, "2048", 2048),
     "TENSORLANG_FUSE": (lambda: fusion_groups(ir.Program((), ()), {}, 8) == (), "off", True),
     "TENSORLANG_VERIFY": (verifying, "Yes", True),
     "TENSORLANG_NO_C_BLAS": (lambda: blas._find.__wrapped__("float64"), "1", None),
@@ -56,6 +57,7 @@ BAD = {
     "TENSORLANG_CACHE_SIZES": ["", "x,y", "l1=48K", "l1=0,l2=2M", "l1=48K,l2=2M,l1=1K", "l1=-1,l2=2", "l1=1T,l2=2M",
                                "l1=" + "9" * 5000 + ",l2=1"],
     "TENSORLANG_STRAND_BACKEND": ["", "gpu", "numpy", "c interp"],
+    "TENSORLANG_HINT_MIN_SLAB": ["", "abc", "-5", "2.5", "+3", "0x10", "1_000", "1" * 10, "\u0661\u0662", "12 34"],
 }
 FLAG_BAD = ["", "2", "-1", "maybe", "enabled", "0.0", "1e999"]
 CASES = [(v, bad) for v in READERS for bad in BAD.get(v, FLAG_BAD)]

@@ -140,6 +140,60 @@ def test_buffers_within_l1_and_one_loop_statements_get_the_read_slabs_at_the_sta
     assert "fused" in outer.ir("loops") and walk_prefetch(outer) == []
 
 
+def _with_hint_min(monkeypatch, value: str):
+    from tensorlang import machine
+    monkeypatch.setenv("TENSORLANG_HINT_MIN_SLAB", value)
+    machine.cache_sizes.cache_clear()
+
+
+@pytest.mark.parametrize("hint_min", ["2048", ""])
+def test_slabs_under_the_cpus_hint_minimum_are_left_to_its_prefetcher(monkeypatch, hint_min):
+    """On an AMD CPU (machine.HINT_MIN_SLAB_AMD) an element's slabs under 2 KiB get no
+    hint: n <= 6 of the CFD kernels; n = 7 (2,744-byte slabs) keeps every hint."""
+    from tensorlang import machine
+    try:
+        if hint_min:
+            _with_hint_min(monkeypatch, hint_min)
+        else:  # the default on an AMD CPU, whatever this machine is
+            monkeypatch.delenv("TENSORLANG_HINT_MIN_SLAB")
+            monkeypatch.setattr(machine, "_vendor", lambda: "AuthenticAMD")
+            machine.cache_sizes.cache_clear()
+        assert machine.cache_sizes().hint_min == 2048
+        assert "next-element hints from 2048 B slabs" in machine.cache_sizes().describe()
+        for n in (4, 5, 6):
+            for source in (helmholtz_source(n, 64), interpolation_source(n, 64)):
+                k = _c(source + "\n" * (n + 3 + len(hint_min)))  # another text: not a kernel compiled before
+                assert _inner_hints(k) == [] and _fused_loops(k)[0].prefetch == ()
+                assert "__builtin_prefetch(" not in k.target.source
+        seven = _c(helmholtz_source(7, 64) + "\n" * (11 + len(hint_min)))
+        lines = -(-7**3 * 8 // 64)
+        assert _covers_each_slab_once(_runs(seven), dict.fromkeys(("u", "D", "v"), lines))
+        rng = np.random.default_rng(5)
+        S, D, u = rng.uniform(-1, 1, (5, 5)), rng.uniform(0.5, 1.5, (64, 5, 5, 5)), rng.uniform(-1, 1, (64, 5, 5, 5))
+        bare = _c(helmholtz_source(5, 64) + "\n" * (20 + len(hint_min)))
+        monkeypatch.setenv("TENSORLANG_HINT_MIN_SLAB", "0")
+        machine.cache_sizes.cache_clear()
+        hinted = _c(helmholtz_source(5, 64) + "\n" * (30 + len(hint_min)))
+        assert _inner_hints(hinted) != []
+        assert np.array_equal(bare(S=S, D=D, u=u)["v"], hinted(S=S, D=D, u=u)["v"])
+    finally:
+        machine.cache_sizes.cache_clear()
+
+
+def test_the_hint_minimum_is_amds_and_read_from_cpuinfo(monkeypatch, tmp_path):
+    from tensorlang import machine
+    monkeypatch.delenv("TENSORLANG_HINT_MIN_SLAB")
+    assert machine.hint_min_slab("AuthenticAMD") == machine.HINT_MIN_SLAB_AMD == 2048
+    assert machine.hint_min_slab("GenuineIntel") == 0 == machine.hint_min_slab("ARM")
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n")
+    assert machine._vendor(info) == "AuthenticAMD"
+    info.write_text("processor : 0\nmodel name : something\n")
+    assert machine._vendor(info) is None and machine._vendor(tmp_path / "missing") is None
+    monkeypatch.setenv("TENSORLANG_HINT_MIN_SLAB", "512")
+    assert machine.hint_min_slab("AuthenticAMD") == 512
+
+
 def walk_prefetch(k) -> list[Ahead]:
     return [a for nest in k.loop_program.nests for node in walk(nest.body) if isinstance(node, Loop) for a in node.prefetch]
 

@@ -299,7 +299,7 @@ def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):
     monkeypatch.setenv("TENSORLANG_CACHE_SIZES", "l1=32K,l2=1M")
     cache.cache_sizes.cache_clear()
     try:
-        assert cache.cache_sizes() == cache.CacheSizes(32 * 1024, 1024 * 1024, "env")
+        assert cache.cache_sizes() == cache.CacheSizes(32 * 1024, 1024 * 1024, "env", cache.hint_min_slab())
     finally:
         cache.cache_sizes.cache_clear()
 

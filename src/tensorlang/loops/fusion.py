@@ -90,7 +90,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         body = [_rename_slots(node, shared) for node in body]
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
-    loop = _prefetch(loop, spans, buffers, fusion.cache.l1)
+    loop = _prefetch(loop, spans, buffers, fusion.cache.l1, fusion.cache.hint_min)
     # by the loop's intensity, as any nest's
     threads = team(work((loop,)), threshold_for(parallel_work, (loop,)), loop.extent)
     if threads is not None:
@@ -160,10 +160,10 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
     return folded
 
 
-def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
+def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int, hint_min: int = 0) -> Loop:
     """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`; the rule:
     docs/c-backend.md, "Prefetching the next element"); ``spans``: each statement's nodes
-    in ``loop.body``."""
+    in ``loop.body``; spread hints skip slabs under ``hint_min`` bytes."""
     var = loop.var
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):
@@ -192,7 +192,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         burst = tuple(Ahead(slot, ((var, 1),)) for slot in sorted(slot for _, slot, _, written in streams if not written))
         return replace(loop, prefetch=burst)
     runs, total = [], 0  # each slab's lines as the run [begin, begin + lines) of all of them
-    for _, slot, lines, written in sorted(streams):
+    for _, slot, lines, written in sorted(s for s in streams if s[2] * CACHE_LINE_BYTES >= hint_min):
         runs.append((slot, total, lines, written))
         total += lines
     weights = [work((node,)) for _, node in outer]
