@@ -405,20 +405,20 @@ class Renderer:
             "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_, un_; kp_: the positions are there already)
         # (un_: kp_, dg_ and every unit_rows probe loads rows, from ub_: one more copy of the loop, for repeated calls)
         rows = ", const int64_t *ub_" if units else ""
-        variants = [0, 1, 2, 3, 7][:5 if units else 4 if diag else 2]
+        variants = [0, 2, 3, 7][:4 if units else 3] if diag else [0, 1]  # (kp_ without dg_: loop 0; diderot-compiled.md)
         call = "tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {}" + ", ub_" * bool(units) + ")"
         return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_{rows}) {{",
                  f"    if ({' || '.join(small)}) return 0;" if small else "",
                  "    const int kp_ = v_ & 1, dg_ = (v_ >> 1) & 1, un_ = v_ >> 2; (void)kp_; (void)dg_; (void)un_;",
-                 "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
+                 "    for (int64_t u_ = 0; u_ < (m_ & ~(int64_t)63); u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
-                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
+                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return (int)(m_ & ~(int64_t)63);", "}",
                    f"TL_CLATTR static int tl_create_lanes({args}) {{",
                    f"    int v_ = (tl_kpos ? 1 : 0) + ({diag} ? 2 : 0);" if diag else "    int v_ = tl_kpos ? 1 : 0;"]
                 + ([f"    int64_t ub_[{len(units)}];", "    int un_ = 0;"] + B.unit_check(units, ir) + ["    v_ += un_ ? 4 : 0;"] if units else [])
-                + ["    return " + " : ".join(f"v_ == {v} ? {call.format(v)}" for v in variants[:-1]) + f" : {call.format(variants[-1])};", "}"])
+                + ["    return " + " : ".join(f"(v_ & {v}) == {v} ? {call.format(v)}" for v in variants[:0:-1]) + f" : {call.format(0)};", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
