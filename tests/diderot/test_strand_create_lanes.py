@@ -46,12 +46,12 @@ VOLUME = """#version 1.0
 input image(3)[] vol;
 field#0(3)[] V = tent ⊛ vol;
 strand s (int i, int j, int k) {
-   vec3 p = [-1.3 + 0.31 * real(i), -1.2 + 0.27 * real(j), -1.1 + 0.33 * real(k)];
+   vec3 p = [-1.3 + 0.04 * real(i), -1.2 + 0.27 * real(j), -1.1 + 0.33 * real(k)];
    output real v = V(p) if inside(p, V) else 7.0;
    output real u = V(p + [0.5, 0.0, 0.0]);
    update { stabilize; }
 }
-initially [ s(i, j, k) | k in 0..4, j in 0..5, i in 0..9 ];
+initially [ s(i, j, k) | k in 0..4, j in 0..5, i in 0..69 ];  // (rows of 70: 64 lanes, then 64 ending at the row's end)
 """
 
 EARLY = """#version 1.0
