@@ -1,16 +1,21 @@
 """Strands made in lanes (``tl_create_lanes``, src/tensorlang/targets/c/strands.py): the state
-initializers of up to 64 strands along the grid's last iterator run as one vectorized loop,
+initializers of whole 64s of strands along the grid's last iterator run as one vectorized loop
+(a row's last ones made again where that changes nothing, or one by one: no vector epilogue to compile),
 their probes and ``inside`` tests as straight-line code per lane
 (``strands_batch.lane_probe``).  The outputs are those of the strand-by-strand create bit
 for bit, and the interpreter's to rounding."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from agreement import same_bits  # tests/diderot is on the path
 
+from tensorlang.strand_ir import ir as S
 from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import lower
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.sampling.image import Image
 from tensorlang.targets.c import build as c_build
@@ -41,12 +46,12 @@ VOLUME = """#version 1.0
 input image(3)[] vol;
 field#0(3)[] V = tent ⊛ vol;
 strand s (int i, int j, int k) {
-   vec3 p = [-1.3 + 0.31 * real(i), -1.2 + 0.27 * real(j), -1.1 + 0.33 * real(k)];
+   vec3 p = [-1.3 + 0.04 * real(i), -1.2 + 0.27 * real(j), -1.1 + 0.33 * real(k)];
    output real v = V(p) if inside(p, V) else 7.0;
    output real u = V(p + [0.5, 0.0, 0.0]);
    update { stabilize; }
 }
-initially [ s(i, j, k) | k in 0..4, j in 0..5, i in 0..9 ];
+initially [ s(i, j, k) | k in 0..4, j in 0..5, i in 0..69 ];  // (rows of 70: 64 lanes, then 64 ending at the row's end)
 """
 
 EARLY = """#version 1.0
@@ -90,13 +95,13 @@ def _run(text: str, values: dict, lanes: bool, monkeypatch, threads: int = 1):
     (PLANE, lambda: {"img": _plane(True)}), (PLANE, lambda: {"img": _plane(False)}),
     (VOLUME, lambda: {"vol": Image(np.random.default_rng(2).normal(size=(7, 8, 9)), 3, _map(False, 3))}),
     (PLANE.replace("j in 0..8, i in 0..70", "i in 0..70, j in 0..6"), lambda: {"img": _plane(True)})],
-    ids=["plane-rotated", "plane-diagonal", "volume", "rows-of-7"])  # (rows under 8 strands: one by one)
+    ids=["plane-rotated", "plane-diagonal", "volume", "rows-of-7"])  # (rows under 64 strands: one by one)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_strands_made_in_lanes_give_the_one_by_one_outputs_bit_for_bit(text, values, threads, monkeypatch):
     vals = values()
     _, plain, src0 = _run(text, vals, False, monkeypatch, threads)
     p, lanes, src1 = _run(text, vals, True, monkeypatch, threads)
-    assert "int tl_create_lanes(" not in src0 and "int tl_create_lanes(" in src1
+    assert "int tl_create_lanes(" not in src0 and "int tl_create_lanes(" in src1 and "#define TL_CLANES 2" in src1
     for name in plain.outputs:
         assert same_bits(plain.outputs[name], lanes.outputs[name]), name
     ref = p.run(vals, backend="interp")
@@ -121,6 +126,27 @@ def test_a_create_with_a_jump_or_an_int_division_is_made_one_by_one(monkeypatch)
     p, res, src = _run(EARLY, {}, True, monkeypatch)
     assert "int tl_create_lanes(" not in src
     assert list(res.outputs["v"]) == [0, -1, -2, -3, 2, 2, 3, 3, 4, 4]
+
+
+@pytest.mark.slow
+def test_a_create_not_made_twice_makes_a_row_past_its_whole_64s_one_by_one(monkeypatch):
+    made = CS.Renderer.create_lanes
+
+    def once(self):  # (as where the create would read a state slot that it sets afterwards: TL_CLANES 1)
+        lines, self.redo = made(self), False
+        return lines
+
+    ir = lower.strand_plan(check(parse_program(PLANE)))[0]
+    for init, redo in ((ir.init, True), (ir.init + (S.Set("s", "k", S.Ref("s", "k", "int")),), False)):
+        renderer = CS.Renderer(dataclasses.replace(ir, init=init))  # (k read, then set: not made twice)
+        assert renderer.create_lanes() and renderer.redo == redo
+    monkeypatch.setattr(CS.Renderer, "create_lanes", once)
+    vals = {"img": _plane(False)}
+    _, plain, _ = _run(PLANE, vals, False, monkeypatch)
+    _, lanes, src = _run(PLANE, vals, True, monkeypatch)
+    assert "#define TL_CLANES 1" in src
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], lanes.outputs[name]), name
 
 
 # probes at the grid's integer points (tl_create_lanes loads a row of samples where the image's
@@ -177,6 +203,9 @@ def test_strands_probing_at_the_grid_points_load_rows_with_the_gathers_bits(imag
     _, plain, _ = _run(GRID, vals, False, monkeypatch, threads)
     p, lanes, src = _run(GRID, vals, True, monkeypatch, threads)
     assert src.count("base = un_ ? ub_[") == 4  # G's probes at x and at [i, 3], F's value, F's gradient
+    # one loop per variant (kp_ alone falls to loop 0), each over whole 64s of lanes (no vector epilogue for the
+    # C compiler to build; the rows of 151 strands leave 23 to the one-by-one create): compile time
+    assert src.count(", ub_)") == 4 and "u_ < (m_ & ~(int64_t)63)" in src
     assert capfd.readouterr().err.count("tl-rows") == 0  # (a first run gathers)
     again = p.run(vals, backend="c", threads=threads)  # (the positions kept: the rows loaded where they may be)
     assert capfd.readouterr().err.count("tl-rows") == rows

@@ -72,8 +72,8 @@ class Renderer:
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
-        # create_lanes: the real slots set once; set ones' locals; the probes loading a row (their first base)
-        self.once, self.fwd, self.units = set[str](), dict[str, str](), dict[int, str]()
+        # create_lanes: the real slots set once; set ones' locals; the probes loading a row; the state read; none set after a read
+        self.once, self.fwd, self.units, self.sread, self.redo = set[str](), dict[str, str](), dict[int, str](), set[str](), False
         # the locals the update sets again; the lane locals declared int8_t (lane_stmts)
         self.reset, self.lane8 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
@@ -147,6 +147,7 @@ class Renderer:
     def ref(self, space: str, name: str) -> str:
         if space == "s" and name in self.fwd:
             return self.fwd[name]
+        self.sread.update([name] if space == "s" and self.method == "create" else [])
         if space == "l":
             return f"l_{name}"
         if space == "g":
@@ -359,10 +360,11 @@ class Renderer:
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
                 self.lane8.update([name] if ty == "int8_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
-                ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
+                self.redo, ref = self.redo and s.name not in self.sread, self.ref(s.space, s.name)  # (redo: made twice, the same)
                 if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
                     out.append(f"double sf_{len(self.fwd)} = {self.ex(s.value)};")
                     self.fwd[s.name] = f"sf_{len(self.fwd)}"
+                pos = self.method == "create" and self.still and s.name.startswith("pos.")
                 out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.fwd.get(s.name) or self.ex(s.value)} : {ref};")
             elif isinstance(s, S.If) and _lane_safe(s.cond):
                 self.conds += 1
@@ -389,7 +391,7 @@ class Renderer:
         body, ir = self.ir.create + self.ir.init, self.ir
         if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
-        self.method = "create"
+        self.method, self.redo, self.sread = "create", True, set()
         sets = [st.name for st in S.nodes(body, S.Set) if st.space == "s"]  # (reads of a real state set once, forwarded)
         self.once = {name for name in sets if sets.count(name) == 1 and self.state[name][0] == "R"}
         diag = " && ".join(sorted({f"img[{s.image}].diag" for s in S.nodes(body, S.Probe)}))  # (dg_: every probed map diagonal)
@@ -405,20 +407,20 @@ class Renderer:
             "const int64_t *gi, const tl_img *img"  # (v_: a loop of each kp_, dg_, un_; kp_: the positions are there already)
         # (un_: kp_, dg_ and every unit_rows probe loads rows, from ub_: one more copy of the loop, for repeated calls)
         rows = ", const int64_t *ub_" if units else ""
-        variants = [0, 1, 2, 3, 7][:5 if units else 4 if diag else 2]
+        variants = [0, 2, 3, 7][:4 if units else 3] if diag else [0, 1]  # (kp_ without dg_: loop 0; diderot-compiled.md)
         call = "tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, {}" + ", ub_" * bool(units) + ")"
         return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int v_{rows}) {{",
                  f"    if ({' || '.join(small)}) return 0;" if small else "",
                  "    const int kp_ = v_ & 1, dg_ = (v_ >> 1) & 1, un_ = v_ >> 2; (void)kp_; (void)dg_; (void)un_;",
-                 "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
+                 "    for (int64_t u_ = 0; u_ < (m_ & ~(int64_t)63); u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
-                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
+                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return (int)(m_ & ~(int64_t)63);", "}",
                    f"TL_CLATTR static int tl_create_lanes({args}) {{",
                    f"    int v_ = (tl_kpos ? 1 : 0) + ({diag} ? 2 : 0);" if diag else "    int v_ = tl_kpos ? 1 : 0;"]
                 + ([f"    int64_t ub_[{len(units)}];", "    int un_ = 0;"] + B.unit_check(units, ir) + ["    v_ += un_ ? 4 : 0;"] if units else [])
-                + ["    return " + " : ".join(f"v_ == {v} ? {call.format(v)}" for v in variants[:-1]) + f" : {call.format(variants[-1])};", "}"])
+                + ["    return " + " : ".join(f"(v_ & {v}) == {v} ? {call.format(v)}" for v in variants[:0:-1]) + f" : {call.format(0)};", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -508,7 +510,7 @@ class Renderer:
         at = len(lines)
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True, its=True)
         lines += self.function("tl_init_one", "create", ir.init, True)
-        clanes = self.create_lanes()
+        clanes, redo = self.create_lanes(), self.redo
         lines += clanes
         glob = ir.global_block is not None
         solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
@@ -538,7 +540,7 @@ class Renderer:
         head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
-            steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
+            steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
         return src + head + csrc.text("tl_threads.h", **CHOICE) + csrc.text(

@@ -28,11 +28,12 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
     for (int64_t row = 0; row < n / cols; row++) {
         int64_t its[TL_ND], rem = row;
         for (int k = nd - 2; k >= 0; k--) { its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }
-        for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
-            int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
-            its[nd - 1] = lo[nd - 1] + c0;
-            if (!(TL_CLANES && cols >= 8 && tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img)))
-                for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
+        for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {  /* TL_BK strands: whole 64s in lanes (TL_CLANES 2, a strand made */
+            int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;  /* twice the same: 64s ending at the block's end), the rest one by one */
+            int64_t w = TL_CLANES == 2 && c0 + m >= ((m + 63) & ~(int64_t)63) ? (m + 63) & ~(int64_t)63 : m, s = c0 + m - w;
+            its[nd - 1] = lo[nd - 1] + s;
+            int64_t made = TL_CLANES && w >= 64 ? tl_create_lanes(its, w, n, row * cols + s, R, I, gr, gi, img) : 0;
+            for (int64_t c = s + made > c0 ? s + made : c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
             for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
             if (tl_err_any) tl_claim(0, row * cols + c0);
         }
