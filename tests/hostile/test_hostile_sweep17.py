@@ -8,6 +8,11 @@ its class.
   (true everywhere) wrapped to false and refused a good input ("A[1,2] = 2.0 should be
   0.0"); ``where i1 = i2 + 10^26`` was error[internal] (OverflowError).  A condition
   whose sides may leave int64 is evaluated in Python integers, exactly.
+* What new users write from other languages stopped the parser with a bare list of the
+  tokens it expected, often on the wrong line's terms: ``# comment`` and ``/* */``
+  ("unexpected '#'; expected a name"), CFDlang's ``var input A`` in a ``.tl`` file
+  ("expected ':'"), ``C += A``, ``C[i][j]`` and ``C = 2A`` ("unexpected end of input;
+  expected '=', '['").  Each now gets a one-line hint with the tensorlang form.
 """
 
 from __future__ import annotations
@@ -42,3 +47,33 @@ def test_where_conditions_past_int64_are_checked_exactly(condition, holds):
         assert e.value.code == "structure", e.value
         first = tuple(int(p) + 1 for p in np.argwhere(~unique)[0])
         assert f"A[{first[0]},{first[1]}] = 1.0 should be 0.0" in str(e.value)
+
+
+DECLS = "in var A : [3 3]\nout var C : [3 3]\n"
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("# the matrix\n" + DECLS + "C = A\n", "comments start with //"),
+    ("/* the matrix */\n" + DECLS + "C = A\n", "comments start with //"),
+    ("var input A : [3 3]\nvar output C : [3 3]\nC = A\n", "CFDlang's dialect"),
+    ("input var A : [3 3]\nC = A\n", "CFDlang's dialect"),
+    ("type matrix : [3 3]\nvar input A : matrix\n", "--lang cfd"),
+    (DECLS + "C[i,j] += A[i,j]\n", "write C[i,j] = C[i,j] + ..."),
+    (DECLS + "C = A\nC *= 2\n", "write C = C * ..."),
+    (DECLS + "C[i][j] = A[j][i]\n", "one pair of brackets, separated by commas: C[i,j]"),
+    (DECLS + "C = 2A\n", "a product is written with '*': 2 * A"),
+    (DECLS + "C = 2.5 (A + A)\n", "2.5 * (...)"),
+    (DECLS + "C = 1e5A\n", "1e5 * A"),
+])
+def test_what_new_users_write_from_elsewhere_gets_a_hint(text, hint):
+    with pytest.raises(TensorLangError) as e:
+        tl.check(text)
+    assert e.value.code == "syntax" and hint in e.value.message and "\n" not in e.value.message, e.value
+
+
+@pytest.mark.parametrize("text", [DECLS + "C = A # # A\n", "in var A : [2 n]\nout var C : [2 n];\nC = A\n",
+                                  DECLS + "C = 2 * A +\n"])
+def test_other_syntax_errors_keep_their_plain_message(text):
+    with pytest.raises(TensorLangError) as e:
+        tl.check(text)
+    assert e.value.code == "syntax" and ": " not in e.value.message.split("unexpected ", 1)[1], e.value
