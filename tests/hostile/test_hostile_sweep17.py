@@ -1,5 +1,5 @@
 """Issue 41, seventeenth sweep: hostile inputs on the surfaces besides the Diderot front
-end (structure annotations, ...), each finding fixed at its cause and covered here by
+end (structure annotations, syntax hints, the CLI), each finding fixed at its cause and covered here by
 its class.
 
 * A ``where`` condition whose numbers pass int64 over the positions was evaluated in
@@ -13,6 +13,9 @@ its class.
   ("unexpected '#'; expected a name"), CFDlang's ``var input A`` in a ``.tl`` file
   ("expected ':'"), ``C += A``, ``C[i][j]`` and ``C = 2A`` ("unexpected end of input;
   expected '=', '['").  Each now gets a one-line hint with the tensorlang form.
+* ``tensorlang run p.tl --inputs in.npz --output in.npz`` replaced the inputs with the
+  results (exit 0), as ``compile -o p.tl`` once replaced the program: an output that is a
+  file the run reads is error[input], checked before any work, and the file is kept.
 """
 
 from __future__ import annotations
@@ -77,3 +80,26 @@ def test_other_syntax_errors_keep_their_plain_message(text):
     with pytest.raises(TensorLangError) as e:
         tl.check(text)
     assert e.value.code == "syntax" and ": " not in e.value.message.split("unexpected ", 1)[1], e.value
+
+
+@pytest.mark.parametrize("reads", ["--inputs", "--input"])
+def test_run_output_that_names_an_input_file_is_refused_and_the_file_kept(tmp_path, monkeypatch, capsys, reads):
+    """``run p.tl --inputs in.npz --output in.npz`` replaced the inputs with the results (exit 0)."""
+    from tensorlang.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.tl").write_text("in var A : [3]\nout var B : [3]\nB = A * A\n")
+    if reads == "--inputs":
+        np.savez(tmp_path / "in.npz", A=np.arange(3.0))
+        given = ["--inputs", "in.npz"]
+    else:  # (a .npy file whose name ends in .npz: --output's name as given)
+        with open(tmp_path / "in.npz", "wb") as fh:
+            np.save(fh, np.arange(3.0))
+        given = ["--input", "A=in.npz"]
+    before = (tmp_path / "in.npz").read_bytes()
+    assert main(["run", "p.tl", *given, "--output", "in.npz", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "in.npz" in err
+    assert (tmp_path / "in.npz").read_bytes() == before
+    assert main(["run", "p.tl", *given, "--output", "out.npz", "-q"]) == 0  # another name: written
+    assert np.load(tmp_path / "out.npz")["B"].tolist() == [0.0, 1.0, 4.0]
