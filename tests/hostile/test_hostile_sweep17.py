@@ -16,6 +16,12 @@ its class.
 * ``tensorlang run p.tl --inputs in.npz --output in.npz`` replaced the inputs with the
   results (exit 0), as ``compile -o p.tl`` once replaced the program: an output that is a
   file the run reads is error[input], checked before any work, and the file is kept.
+* A built program with symbolic sizes is read back from its model-language text at each
+  binding, so an output named with a reserved word (``tl.build({"sum": ...})``) or a
+  variable or size named in Unicode (``tl.var("Ä", ("n",))``) compiled and then failed
+  every call with "the sizes n = 2 do not fit the program: 'sum' is a reserved word"
+  (a plain build printed ``--emit tl`` text that does not read back).  The builder now
+  refuses, where the name is given, every name the model language cannot write: error[input].
 """
 
 from __future__ import annotations
@@ -103,3 +109,21 @@ def test_run_output_that_names_an_input_file_is_refused_and_the_file_kept(tmp_pa
     assert (tmp_path / "in.npz").read_bytes() == before
     assert main(["run", "p.tl", *given, "--output", "out.npz", "-q"]) == 0  # another name: written
     assert np.load(tmp_path / "out.npz")["B"].tolist() == [0.0, 1.0, 4.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tl.build({"sum": tl.var("A", ("n",)) * 2}),        # a reserved word as an output
+    lambda: tl.build({"out": tl.var("A", (2,)) * 2}),
+    lambda: tl.build({"Ω": tl.var("A", ("n",)) * 2}),          # Unicode: the text's names are ASCII
+    lambda: tl.var("Ä", ("n",)),
+    lambda: tl.var("A", ("ñ",)),
+])
+def test_builder_names_the_model_language_cannot_write_are_refused_where_given(make):
+    with pytest.raises(TensorLangError) as e:
+        make()
+    assert e.value.code == "input", e.value
+
+
+def test_a_built_symbolic_program_with_plain_names_reads_back_at_each_binding():
+    k = tl.build({"total": tl.var("A", ("n",)) * 2}, backend="numpy")
+    assert k(A=np.ones(2))["total"].tolist() == [2.0, 2.0] and k(A=np.ones(3))["total"].sum() == 6.0
