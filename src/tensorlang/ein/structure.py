@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import Index, position, to_text
+from .index import Index, as_terms, position, to_text
 
 
 #: A condition's comparison operators (the parsers read ``==`` as ``=``).
@@ -51,7 +51,9 @@ class Structure:
     def unique_mask(self, shape: tuple[int, ...]) -> np.ndarray:
         """Where, in a tensor of ``shape``, the unique positions are."""
         names = position_names(len(shape))
-        grids = {v: np.arange(1, n + 1).reshape([1] * a + [n] + [1] * (len(shape) - a - 1))
+        wide = any(abs(o) + sum(abs(k) * shape[names.index(v)] for v, k in t) >= 2**62  # may leave int64: Python ints
+                   for conjunction in self.unique for c in conjunction for t, o in map(as_terms, (c.left, c.right)))
+        grids = {v: np.arange(1, n + 1, dtype=object if wide else None).reshape([1] * a + [n] + [1] * (len(shape) - a - 1))
                  for a, (v, n) in enumerate(zip(names, shape))}
         mask = np.zeros(shape, dtype=bool)
         for conjunction in self.unique:

@@ -210,9 +210,9 @@ def _extent(value, name: str):
     """One extent of ``tl.var(name, shape)``: a positive integer below MAX_ELEMENTS, or
     a size name (an identifier that is no keyword of the model language)."""
     if isinstance(value, str):
-        if value.isidentifier() and value not in RESERVED:
+        if value.isidentifier() and value.isascii() and value not in RESERVED:
             return Sym(value)
-        why = "a keyword of the model language" if value in RESERVED else "not an identifier"
+        why = "a keyword of the model language" if value in RESERVED else "not an ASCII identifier"
         raise error("input", f"variable {name!r}: a size name must be an identifier, got {_short(value)} ({why}); "
                     "a number of elements is an int")
     n = _integer(value, f"variable {name!r}: an extent")
@@ -334,8 +334,8 @@ def var(name: str, shape) -> Var:
     """A variable (an input of the built program) of the given extents: positive ints,
     or names for symbolic sizes (``tl.var("A", ("n", "n"))``).  Anything else (a float, a
     bool, a string of digits, a Decimal) is error[input], however near an integer."""
-    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED:
-        raise error("input", f"a variable's name must be an identifier that is no keyword, got {_short(name)}")
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii() or name in RESERVED:
+        raise error("input", f"a variable's name must be an ASCII identifier that is no keyword, got {_short(name)}")
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list)):
         raise error("input", f"variable {name!r}: a shape is a tuple of extents, got {_short(shape)} "
                     f"({type(shape).__name__})")

@@ -12,6 +12,7 @@ import math
 from typing import Mapping
 
 from ... import limits
+from ...ein.printer import RESERVED
 from ...errors import error
 from ..tl import ast
 from .expressions import Apply, Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
@@ -110,8 +111,9 @@ def to_program(outputs: Mapping[str, Expr]) -> ast.Program:
     if not outputs:
         raise error("input", "build needs at least one output")
     for name in outputs:
-        if not isinstance(name, str) or not name.isidentifier():
-            raise error("input", f"an output's name must be an identifier, got {name!r}")
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii() or name in RESERVED:
+            raise error("input", f"an output's name must be an ASCII identifier that is no keyword of the model "
+                        f"language (its text must read back), got {name!r}")
     # bounded before the AST is built: 10^5 outputs took 15 s to build, print and check
     # before the driver refused them (limits.check_statements, as the text's parser does)
     limit = limits.max_statements()

@@ -18,6 +18,10 @@ _DOT_T = re.compile(r"""(?:(\w+)\s*=\s*)?(\w+)\s*\.\s*T\b""")
 _SHAPE_COMMAS = re.compile(r""":\s*\[\s*(\d+(?:\s*,\s*\d+)+)\s*\]""")
 _SHAPE_TUPLE = re.compile(r""":\s*\(\s*(\d+(?:\s*,\s*\d*)*)\s*\)""")
 _PAIR_COMMAS = re.compile(r"""[.^]\s*\[\s*\[?\s*(\d+)\s*,\s*(\d+)\s*\]""")
+_CFDLANG = re.compile(r"""^\s*(?:var\s+(?:input|output)\b|(?:input|output)\s+var\b|type\s+\w+\s*:)""")
+_COMPOUND = re.compile(r"""^\s*(\w+(?:\s*\[[^\]]*\])?)\s*([-+*/])=""")
+_SPLIT_INDICES = re.compile(r"""\b(\w+)\s*\[\s*(\w+)\s*\]\s*\[\s*(\w+)\s*\]""")
+_JUXTAPOSED = re.compile(r"""=.*?(?<![\w.])(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*([A-Za-z_]\w*|\()""")
 _PYTHON = re.compile(r"""^\s*(import\s+\w|from\s+\w+\s+import\b|def\s+\w+\s*\(|for\s+\w+\s+in\b|return\b|print\s*\(|class\s+\w+)""")
 
 #: The most characters of a line the hint reads: its patterns backtrack, at a cost up to
@@ -57,6 +61,20 @@ def hint(line: str) -> str | None:
     m = _PAIR_COMMAS.search(line)
     if m:
         return f"a dimension pair is written without a comma: [{m[1]} {m[2]}]"
+    if line.lstrip().startswith("#") or "/*" in line:
+        return "comments start with // and run to the end of the line ('#' is the outer product)"
+    if _CFDLANG.search(line):
+        return ("this is CFDlang's dialect; the model language declares 'in var A : [3 3]' (out, inout): "
+                "name the file .cfd (or --lang cfd, lang='cfd') to read it as CFDlang")
+    m = _COMPOUND.search(line)
+    if m:
+        return f"tensorlang has no '{m[2]}='; write {m[1]} = {m[1]} {m[2]} ..."
+    m = _SPLIT_INDICES.search(line)
+    if m:
+        return f"indices go in one pair of brackets, separated by commas: {m[1]}[{m[2]},{m[3]}]"
+    m = _JUXTAPOSED.search(line)
+    if m:
+        return f"a product is written with '*': {m[1]} * {m[2]}{'...)' if m[2] == '(' else ''}"
     if _PYTHON.search(line):
         return ("this looks like Python; a tensorlang program is declarations (var A : [2 3]) "
                 "followed by statements (C[i,j] = sum(k) A[i,k] * B[k,j])")
