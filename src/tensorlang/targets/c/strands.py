@@ -360,7 +360,8 @@ class Renderer:
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
                 self.lane8.update([name] if ty == "int8_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
-                self.redo, ref = self.redo and s.name not in self.sread, self.ref(s.space, s.name)  # (redo: made twice, the same)
+                read = self.sread | {r.name for r in S.nodes(s.value, S.Ref) if r.space == "s"}  # (its own value's reads too)
+                self.redo, ref = self.redo and s.name not in read, self.ref(s.space, s.name)  # (redo: made twice, the same)
                 if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
                     out.append(f"double sf_{len(self.fwd)} = {self.ex(s.value)};")
                     self.fwd[s.name] = f"sf_{len(self.fwd)}"

@@ -33,6 +33,10 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
             int64_t w = TL_CLANES == 2 && c0 + m >= ((m + 63) & ~(int64_t)63) ? (m + 63) & ~(int64_t)63 : m, s = c0 + m - w;
             its[nd - 1] = lo[nd - 1] + s;
             int64_t made = TL_CLANES && w >= 64 ? tl_create_lanes(its, w, n, row * cols + s, R, I, gr, gi, img) : 0;
+            if (TL_CLANES == 2 && made >= 64 && s + made < c0 + m) {  /* a row's first block: its last 64 again */
+                its[nd - 1] = lo[nd - 1] + c0 + m - 64;
+                if (tl_create_lanes(its, 64, n, row * cols + c0 + m - 64, R, I, gr, gi, img) == 64) made = c0 + m - s;
+            }
             for (int64_t c = s + made > c0 ? s + made : c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
             for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
             if (tl_err_any) tl_claim(0, row * cols + c0);
