@@ -149,9 +149,7 @@ def _clamp(args: list[Ty]) -> Ty | None:
         return args[0]
     if len(args) == 3:
         lo, hi, x = args
-        if all(t.kind == "int" for t in args):
-            return INT
-        x = _as_tensor(x)
+        x = _as_tensor(x)  # of ints too: diderotc has clamp of reals and tensors only, so clamp(1, 4, i) is a real
         if x.kind == "tensor" and all(is_num(t) or t == x for t in (lo, hi)):
             return x
     return None
