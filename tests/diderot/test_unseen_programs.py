@@ -51,6 +51,7 @@ def _same(name: str, got: tuple[int, str, dict]) -> None:
     assert sorted(files) == sorted(want["files"])
     for fname, w in want["files"].items():
         g = files[fname]
+        printed_close(w.get("text", ""), g.get("text", ""), 1e-9)
         assert g["header"] == w["header"], fname
         x, y = np.array(w["values"], dtype=np.float64), np.array(g["values"], dtype=np.float64)
         assert x.shape == y.shape, fname

@@ -73,16 +73,18 @@ def args(text: str) -> list[str]:
 
 
 def outputs(folder: Path) -> dict[str, dict]:
-    """Each NRRD file a run wrote: its header's lines and its values (in file order)."""
+    """Each NRRD file (or detached header) a run wrote: its header's lines and its values (in file order)."""
     import nrrd
     got = {}
-    for path in sorted(Path(folder).glob("*.nrrd")):
+    for path in sorted([*Path(folder).glob("*.nrrd"), *Path(folder).glob("*.nhdr")]):
         if path.stem in INPUTS:
             continue
         head = path.read_bytes().split(b"\n\n", 1)[0].decode().splitlines()
         data, _ = nrrd.read(str(path))
         got[path.name] = {"header": [h for h in head if not h.startswith("#")],
                           "values": np.asarray(data, dtype=np.float64).ravel(order="F").tolist()}
+    for path in Path(folder).glob("*.txt"):  # what -print wrote
+        got[path.name] = {"header": [], "values": [], "text": path.read_text()}
     return got
 
 

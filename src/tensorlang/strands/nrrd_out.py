@@ -148,7 +148,7 @@ def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_nam
             with open(raw, "wb", opener=open_nonblocking) as fh:
                 fh.write(data.tobytes())
             with open(path, "wb", opener=open_nonblocking) as fh:
-                fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
+                fh.write(header(sizes, kinds, type_name, "./" + os.path.basename(raw)))  # as Teem names it
         else:
             with open(path, "wb", opener=open_nonblocking) as fh:
                 fh.write(header(sizes, kinds, type_name))
