@@ -188,7 +188,7 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": lambda a: Ty(a[0].kind, a[0].shape[::-1], a[0].dim, a[0].k)
     if len(a) == 1 and a[0].kind in ("tensor", "field") and len(a[0].shape) == 2 else None,
-    "modulate": lambda a: a[0] if len(a) == 2 and a[0] == a[1] and a[0].kind == "tensor" else None,
+    "modulate": lambda a: (binary("+", *a) if "field" in (a[0].kind, a[1].kind) else a[0] if a[0] == a[1] and a[0].kind == "tensor" else None) if len(a) == 2 and a[0].shape and a[0].shape == a[1].shape else None,  # (of fields: a field, as a + b)
     "length": lambda a: INT if len(a) == 1 and a[0].kind == "seq" else None,
     "load": lambda a: Ty("seq", elem=Ty("void")) if a == [STRING] else None,
     **dict.fromkeys(("numStrands", "numActive", "numStable"), lambda a: INT if not a else None),

@@ -314,10 +314,11 @@ class Compiler:
         tys = [self.ty(a) for a in e.args]
         rty = self.ty(e)
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
-            a = args[0]
-            return lambda fr: FV.BorderImage(a(fr), name)
+            return lambda fr, a=args[0]: FV.BorderImage(a(fr), name)
         if name in _COUNTS:
             return lambda fr, which=_COUNTS[name]: fr.rt.count(which)
+        if name == "modulate" and rty.kind == "field":  # of fields: lifted, differentiated by the product rule
+            return lambda fr, a=args[0], b=args[1]: FV.Lifted(name, a(fr), b(fr), rty.dim)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
             a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)
@@ -336,8 +337,7 @@ class Compiler:
             and isinstance(dom.operand, A.Var) and dom.operand.name == self.c.name else None  # S.all, S.active, S.stable
         items = self.expr(dom) if which is None else (lambda fr: fr.rt.states(which))
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
-        empty = EMPTY_BOUND["int" if bty.kind == "int" else "real"].get(name, 0)  # max, min of none
-        step = (lambda a, v: v if a < v else a) if name == "max" else (lambda a, v: v if v < a else a)  # std::max, min:
+        empty, step = EMPTY_BOUND["int" if bty.kind == "int" else "real"].get(name, 0), (lambda a, v: v if a < v else a) if name == "max" else (lambda a, v: v if v < a else a)  # of none; std::max, min
         reduce: Callable[[list], Any] = {  # a real max or min folds from ∓∞, as Diderot's, which passes over NaNs
             "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
             "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan, **dict.fromkeys(("max", "min"), lambda vs: functools.reduce(step, vs, empty if bty.kind != "int" or not vs else vs[0]))}[name]

@@ -724,10 +724,10 @@ class Lowerer:
                 raise Unsupported("a product of two non-scalar fields")
             left, right = (self.syms(p) if isinstance(p, V) else p for p in parts)
             return FV.Lifted(e.op, left, right, d)
-        if isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
-            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "modulate" or isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
+            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.args if isinstance(e, A.Apply) else (e.left, e.right))]
             a, c = (self.syms(p) if isinstance(p, V) else p for p in ps)
-            return FV.Lifted(e.op, a, c, d)
+            return FV.Lifted(e.op if isinstance(e, A.BinOp) else "modulate", a, c, d)
         if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
             return FV.Lifted1(FV.power(_int_literal(e.right)), self.opaque(e.left))
         if isinstance(e, A.Unary) and e.op == "-":
