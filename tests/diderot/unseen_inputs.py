@@ -58,12 +58,15 @@ def make(folder: Path) -> None:
     _write(f / "rot2.nrrd", _grid([9, 8]), ["space"] * 2, ["(0.4,0.3)", "(-0.3,0.4)"], [0.5, -1.0])
     _write(f / "shear3.nrrd", _grid([7, 7, 7]), ["space"] * 3, ["(0.3,0.1,0)", "(0,0.35,0.05)", "(0.02,0,0.3)"],
            [-0.5, -0.6, 0.0])
+    nan3 = _grid([8, 7, 6])
+    nan3[2:4, 3, 2:5] = np.nan  # (slowest axis first)
+    _write(f / "nan3.nrrd", nan3, ["space"] * 3, ["(0.5,0,0)", "(0,0.5,0)", "(0,0,0.75)"], [-2.0, -1.5, -2.0])
     _write(f / "pts2.nrrd", [[-1.3 + 0.37 * i, -1.1 + 0.29 * ((i * 5) % 7)] for i in range(9)], ["2-vector", "list"],
            t="double")
     _write(f / "rs.nrrd", [0.5, -1.25, 3.0, 2.0, -0.0, 7.5], ["list"], t="double")
 
 
-INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "pts2", "rs")
+INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "nan3", "pts2", "rs")
 
 
 def args(text: str) -> list[str]:
