@@ -278,7 +278,7 @@ strand s (int i) {
           + lerp(1, 3, a) + clamp(-1, 1, v[1]) + exp(-a) + log(1 + i) + pow(a, 3) + a^2 + sgn(v[1])
           + floor(a*i) + ceil(-a*i) + round(2.5*i) + trunc(-a*i) + max(a, i) + min(a, i) + sqrt(i);
       t = [[v[0], v[1]], [v[2], w[1]]] * 2 - [[1, 0], [0, 1]] / a;
-      k = clamp(0, 3, i - 1) + max(i, 2) + |1 - i| + (i if i > 1 else -i);
+      k = max(0, min(3, i - 1)) + max(i, 2) + |1 - i| + (i if i > 1 else -i);
       foreach (int j in 0..i) { k += j; }
       stabilize;
    }

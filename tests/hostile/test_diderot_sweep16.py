@@ -273,7 +273,7 @@ def test_a_detached_header_named_with_a_line_break_is_refused_before_the_run(tmp
     assert exc.value.code == "input" and "one line" in exc.value.diagnostics[0].message
     assert os.listdir(tmp_path) == []
     assert StrandRun(program(EMPTY)).main(["-o-r", "a r.nhdr"], out=io.StringIO(), err=io.StringIO()) == 0
-    assert b"data file: a r.raw" in (tmp_path / "a r.nhdr").read_bytes()
+    assert b"data file: ./a r.raw" in (tmp_path / "a r.nhdr").read_bytes()
 
 
 # A newborn's creation fails (strand 7096 reads xs[7096]) and, later in the interpreter's order,

@@ -42,7 +42,7 @@ def header(sizes: list[int], kinds: list[str] | None, type_name: str, data_file:
              "# http://teem.sourceforge.net/nrrd/format.html",
              f"type: {type_name}", f"dimension: {len(sizes)}", "sizes: " + " ".join(map(str, sizes))]
     lines += ["kinds: " + " ".join(kinds)] if kinds is not None else []
-    lines += ["endian: little", "encoding: raw"]
+    lines += ["endian: little", "encoding: raw"][type_name == "unsigned char":]  # Teem: no endian for 1-byte data
     if data_file is not None:
         lines.append(f"data file: {data_file}")
     return ("\n".join(lines) + "\n" + ("" if data_file is not None else "\n")).encode("ascii")
@@ -61,7 +61,7 @@ def encode(output, value: Any, grid: bool) -> tuple[list[int], list[str], str, n
         raise error("internal", f"output {output.name!r} of a collection has shape {array.shape}")
     if not outer:  # NRRD has at least one axis; a lone strand's grid is 1 long
         outer = (1,)
-    element = output.type.split("[")[0] if output.kind == "sequence" else output.kind  # int[3]: ints
+    element = output.type.split("{")[0].split("[")[0] if output.kind == "sequence" else output.kind  # int{3}: ints
     dtype, type_name = _TYPES.get(element, _TYPES["real"])
     if type_name == "int" and array.size and (array.min() < -2**31 or array.max() >= 2**31):
         raise error("input", f"output {output.name!r} holds integers beyond 32 bits, which Diderot's int output "
@@ -148,7 +148,7 @@ def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_nam
             with open(raw, "wb", opener=open_nonblocking) as fh:
                 fh.write(data.tobytes())
             with open(path, "wb", opener=open_nonblocking) as fh:
-                fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
+                fh.write(header(sizes, kinds, type_name, "./" + os.path.basename(raw)))  # as Teem names it
         else:
             with open(path, "wb", opener=open_nonblocking) as fh:
                 fh.write(header(sizes, kinds, type_name))

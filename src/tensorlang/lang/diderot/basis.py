@@ -149,9 +149,7 @@ def _clamp(args: list[Ty]) -> Ty | None:
         return args[0]
     if len(args) == 3:
         lo, hi, x = args
-        if all(t.kind == "int" for t in args):
-            return INT
-        x = _as_tensor(x)
+        x = _as_tensor(x)  # of ints too: diderotc has clamp of reals and tensors only, so clamp(1, 4, i) is a real
         if x.kind == "tensor" and all(is_num(t) or t == x for t in (lo, hi)):
             return x
     return None
@@ -190,7 +188,7 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": lambda a: Ty(a[0].kind, a[0].shape[::-1], a[0].dim, a[0].k)
     if len(a) == 1 and a[0].kind in ("tensor", "field") and len(a[0].shape) == 2 else None,
-    "modulate": lambda a: a[0] if len(a) == 2 and a[0] == a[1] and a[0].kind == "tensor" else None,
+    "modulate": lambda a: (binary("+", *a) if "field" in (a[0].kind, a[1].kind) else a[0] if a[0] == a[1] and a[0].kind == "tensor" else None) if len(a) == 2 and a[0].shape and a[0].shape == a[1].shape else None,  # (of fields: a field, as a + b)
     "length": lambda a: INT if len(a) == 1 and a[0].kind == "seq" else None,
     "load": lambda a: Ty("seq", elem=Ty("void")) if a == [STRING] else None,
     **dict.fromkeys(("numStrands", "numActive", "numStable"), lambda a: INT if not a else None),

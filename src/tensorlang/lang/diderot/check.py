@@ -197,8 +197,9 @@ class Checker:
                                    "(or sequences of them), which NRRD files hold", sv, ty)
         if "pos" in self.c.state and self.c.state["pos"].kind != "tensor":
             self.fail("shape", "a strand's pos must be a real or a vector", strand)
-        if not any(sv.output for sv in strand.state):
-            self.fail("syntax", f"strand {strand.name} has no output variable", strand)
+        if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
+                else "update method"):  # (diderotc: "missing an update method")
+            self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
         for _name, body in strand.methods:
             self.block(body, _Scope(scope, "local"))
         self.where = "global"
@@ -343,10 +344,10 @@ class Checker:
             return Ty("field", (d,), d, k)
         if e.op == "∇⊗":
             return Ty("field", t.shape + (d,), d, k)
-        if e.op == "∇•":
-            if t.shape != (d,):
-                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e, t)
-            return Ty("field", (), d, k)
+        if e.op == "∇•":  # of a tensor field: its last axis against the derivative's, as diderotc's
+            if t.shape[-1:] != (d,):
+                self.fail("shape", f"∇• applies to a field of vectors (or tensors) of dimension {d}, not {t}", e, t)
+            return Ty("field", t.shape[:-1], d, k)
         if t.shape != (d,) or d not in (2, 3):
             self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
         return Ty("field", () if d == 2 else (3,), d, k)

@@ -276,7 +276,7 @@ def contract(a, b, n: int):
 #: products of tensors lifted to fields (Lifted._bilinear differentiates them)
 BILINEAR: dict[str, Callable] = {
     "•": lambda a, b: contract(a, b, 1), "⊗": np.multiply.outer, "×": cross,
-    ":": lambda a, b: contract(a, b, 2),
+    ":": lambda a, b: contract(a, b, 2), "modulate": np.multiply,
 }
 
 
@@ -452,8 +452,8 @@ class Deriv(Of):
         g = self.f.value(x, order + 1)
         if self.name in ("∇", "∇⊗") or self.dim == 1:
             return g
-        if self.name == "∇•":  # the first (component) axis against the first derivative axis
-            return np.trace(g, axis1=0, axis2=1)
+        if self.name == "∇•":  # the last component axis against the first derivative axis
+            return np.trace(g, axis1=np.ndim(g) - order - 2, axis2=np.ndim(g) - order - 1)
         if self.dim == 2:  # ∂F1/∂x - ∂F0/∂y
             return g[1, 0] - g[0, 1]
         return np.stack([g[2, 1] - g[1, 2], g[0, 2] - g[2, 0], g[1, 0] - g[0, 1]])

@@ -4,6 +4,7 @@ into Python closures; values are Python scalars and strings, numpy arrays (tenso
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -22,7 +23,7 @@ from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
 from .check import Checked, bulk_synchronous, file_path, permuted
-from .types import Ty, elem, from_syntax, is_real
+from .types import EMPTY_BOUND, Ty, elem, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
 
@@ -313,10 +314,11 @@ class Compiler:
         tys = [self.ty(a) for a in e.args]
         rty = self.ty(e)
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
-            a = args[0]
-            return lambda fr: FV.BorderImage(a(fr), name)
+            return lambda fr, a=args[0]: FV.BorderImage(a(fr), name)
         if name in _COUNTS:
             return lambda fr, which=_COUNTS[name]: fr.rt.count(which)
+        if name == "modulate" and rty.kind == "field":  # of fields: lifted, differentiated by the product rule
+            return lambda fr, a=args[0], b=args[1]: FV.Lifted(name, a(fr), b(fr), rty.dim)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
             a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)
@@ -335,11 +337,10 @@ class Compiler:
             and isinstance(dom.operand, A.Var) and dom.operand.name == self.c.name else None  # S.all, S.active, S.stable
         items = self.expr(dom) if which is None else (lambda fr: fr.rt.states(which))
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
-        empty = 0 if bty.kind == "int" else {"max": -math.inf, "min": math.inf}.get(name)  # max, min of none
-        reduce: Callable[[list], Any] = {
+        empty, step = EMPTY_BOUND["int" if bty.kind == "int" else "real"].get(name, 0), (lambda a, v: v if a < v else a) if name == "max" else (lambda a, v: v if v < a else a)  # of none; std::max, min
+        reduce: Callable[[list], Any] = {  # a real max or min folds from ∓∞, as Diderot's, which passes over NaNs
             "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
-            "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan,
-            "max": lambda vs: max(vs) if vs else empty, "min": lambda vs: min(vs) if vs else empty}[name]
+            "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan, **dict.fromkeys(("max", "min"), lambda vs: functools.reduce(step, vs, empty if bty.kind != "int" or not vs else vs[0]))}[name]
         return lambda fr: reduce(_each(fr, var, items(fr), body))
 
     def e_Index(self, e):
@@ -641,7 +642,7 @@ def _clamp(lo, hi, x):
     if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
         x = np.asarray(x, dtype=np.float64)
         return np.where(x <= lo, lo, np.where(hi <= x, hi, x)) + np.zeros_like(x)
-    return lo if x <= lo else hi if hi <= x else x
+    return float(lo if x <= lo else hi if hi <= x else x)
 
 
 def _normalize(v):
@@ -744,8 +745,7 @@ BASIS: dict[str, Callable] = {
     "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: 1.0 if x > 0 else -1.0 if x < 0 else float(x),  # ±0 and ⊥ as they are (tl_sgn)
     "abs": lambda x: wrap64(abs(x)) if isinstance(x, int) else abs(x),  # |-2^63| wraps to -2^63, as in C
     "atan2": math.atan2, "fmod": _safe(math.fmod, _INVALID), "pow": _pow,
-    "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
-    "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
+    "min": lambda a, b: float(b if b < a else a), "max": lambda a, b: float(b if a < b else a),  # std::min, std::max
     "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
     "evals": lambda m: tuple((_eig2 if len(m) == 2 else _eig3)(m)[0]),
     "evecs": lambda m: tuple(np.array(v, dtype=np.float64) for v in (_eig2 if len(m) == 2 else _eig3)(m)[1]),

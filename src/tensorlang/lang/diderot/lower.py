@@ -20,7 +20,7 @@ from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
 from .check import Checked, bulk_synchronous, permuted
-from .types import Ty, from_syntax
+from .types import EMPTY_BOUND, Ty, from_syntax
 
 
 class Unsupported(Exception):
@@ -638,12 +638,12 @@ class Lowerer:
 
     def seq_reduction(self, name: str, comp, seq) -> V:
         """``name { body | x in seq }`` over a sequence, as a loop (the interpreter's
-        order and empty results: mean ⊥, max -∞, min ∞, 0 for ints)."""
+        order and empty results: mean ⊥, max -∞, min ∞; of ints, Diderot's 32-bit bounds)."""
         rty = self.ty(comp.body)  # (a scalar: reduction's test)
         seq = self.share_seq(seq)
         st = "bool" if name in ("all", "exists") else ("real" if name == "mean" else _scalar(rty))
         acc, cnt, var = self.fresh("red"), self.fresh("cnt"), self.fresh(comp.iter.name)
-        zero = {"product": 1, "all": True, "exists": False}.get(name, 0)
+        zero = EMPTY_BOUND["real"][name] if st == "real" and name in ("max", "min") else {"product": 1, "all": True, "exists": False}.get(name, 0)  # a real max, min from ∓∞: std::max(acc, v) passes over NaN
         self.emit(S.Local(acc, st, _const(float(zero) if st == "real" else zero, st)))
         self.emit(S.Local(cnt, "int", _const(0, "int")))
         a, c = S.Ref("l", acc, st), S.Ref("l", cnt, "int")
@@ -656,7 +656,7 @@ class Lowerer:
                 new = b("&&" if name == "all" else "||", a, v, "bool")
             else:
                 better = b(">" if name == "max" else "<", v, a, "bool")
-                new = S.Sel(b("||", b("==", c, _const(0, "int"), "bool"), better, "bool"), v, a, st)
+                new = S.Sel(better if st == "real" else b("||", b("==", c, _const(0, "int"), "bool"), better, "bool"), v, a, st)
             self.emit(S.Set("l", acc, new))
             self.emit(S.Set("l", cnt, b("+", c, _const(1, "int"), "int")))
         stmts, _ = self.bound(comp.iter.name, lambda: (self.seq_item(seq, S.Ref("l", var, "int")), []), body)
@@ -664,9 +664,9 @@ class Lowerer:
         if name == "mean":
             return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), b("/", a, S.Cast(c, "real"), "real"),
                               _const(float("nan"), "real"), "real"), "real")
-        if name in ("max", "min") and st == "real":
-            inf = _const(float("-inf") if name == "max" else float("inf"), "real")
-            return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), a, inf, "real"), "real")
+        if name in ("max", "min") and st in ("real", "int"):
+            inf = _const(EMPTY_BOUND[st][name], st)
+            return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), a, inf, st), st)
         return scal(a, st)
 
     def e_Select(self, e):
@@ -724,10 +724,10 @@ class Lowerer:
                 raise Unsupported("a product of two non-scalar fields")
             left, right = (self.syms(p) if isinstance(p, V) else p for p in parts)
             return FV.Lifted(e.op, left, right, d)
-        if isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
-            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "modulate" or isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
+            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.args if isinstance(e, A.Apply) else (e.left, e.right))]
             a, c = (self.syms(p) if isinstance(p, V) else p for p in ps)
-            return FV.Lifted(e.op, a, c, d)
+            return FV.Lifted(e.op if isinstance(e, A.BinOp) else "modulate", a, c, d)
         if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
             return FV.Lifted1(FV.power(_int_literal(e.right)), self.opaque(e.left))
         if isinstance(e, A.Unary) and e.op == "-":

@@ -210,7 +210,7 @@ def _check_version(text: str) -> None:
 
 #: Keywords that are a whole expression by themselves, refused as names where one is declared (the lexer
 #: reads a use as the keyword; docs/diderot-language.md, "Syntax"); other keywords may be names.
-_EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
+_EXPRESSION_WORDS = frozenset({"nan", "inf", "true", "false"})  # inf: a real literal in diderotc's lexers
 
 
 def _children(node) -> list:

@@ -74,3 +74,4 @@ def assignable(target: Ty, value: Ty) -> bool:
         return (target.n is None or target.n == value.n) and value.elem is not None and target.elem is not None \
             and (assignable(target.elem, value.elem) or value.n == 0)
     return False
+EMPTY_BOUND: dict[str, dict[str, float]] = {"real": {"max": -float("inf"), "min": float("inf")}, "int": {"max": -2 ** 31, "min": 2 ** 31 - 1}}  # max, min of none (ints: Diderot's 32-bit bounds)

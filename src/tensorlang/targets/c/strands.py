@@ -233,7 +233,7 @@ class Renderer:
         """A reduction (or foreach) over a set of strands or the neighbours a sphere query
         finds: the loop's head by the set, then one fold of ``value`` by the operator."""
         t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
-        out = [f"{pad}{ty} {t} = {_INIT.get(s.op, '0')};"] if s.op != "each" else []
+        out = [f"{pad}{ty} {t} = {_INIT.get(f'{s.op} {s.ty}', _INIT.get(s.op, '0'))};"] if s.op != "each" else []
         if id(s) in self.blocked and self.method == "update":
             b = self.blocked[id(s)]
             out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
@@ -262,8 +262,8 @@ class Renderer:
         if s.op in _FOLDS:
             out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
         out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
-        if s.op in _FINAL and s.ty == "real":
-            out.append(f"{pad}    {_FINAL[s.op].format(t=t)}")
+        if fin := _FINAL.get(s.op if s.ty == "real" else f"{s.op} {s.ty}"):
+            out.append(f"{pad}    {fin.format(t=t)}")
         return out + [f"{pad}}}"]
 
     def block_fill(self) -> str:
@@ -275,8 +275,8 @@ class Renderer:
                "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
-            v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
-            init, value = _INIT.get(q.op, "0"), self.ex(q.value)
+            v, fin = f"bk->v{b}[u_]", _FINAL.get(q.op if q.ty == "real" else f"{q.op} {q.ty}")
+            init, value = _INIT.get(f"{q.op} {q.ty}", _INIT.get(q.op, "0")), self.ex(q.value)
             # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
             # the pattern's length keeps every partial sum within them (then widened once)
             m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
@@ -288,7 +288,7 @@ class Renderer:
                         for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
                 full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v, fold=fold))
             out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, short=self._short(q), init=init, full=" else\n".join(full), lanes=B.LANES,
-                                         final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
+                                         final=fin.format(t=v).replace("cnt", "len_") if fin else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
                                          afold=_FOLDS[q.op].format(t="a_", v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
@@ -553,11 +553,11 @@ class Renderer:
 #: a fold's step (``t`` the accumulator, ``v`` the value, ``cnt`` the neighbours before) and its end
 _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "product": "{t} *= {v};",
           "all": "{t} = {t} && ({v});", "exists": "{t} = {t} || ({v});",
-          "max": "{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
-          "min": "{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
-_INIT = {"product": "1", "all": "1"}  # (the others start at 0)
-_FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
-          "min": "if (cnt == 0) {t} = INFINITY;"}
+          "max": "{{ {ty} v = {v}; if (cnt == 0 ? v == v : v > {t}) {t} = v; }}",
+          "min": "{{ {ty} v = {v}; if (cnt == 0 ? v == v : v < {t}) {t} = v; }}"}
+_INIT = {"product": "1", "all": "1", "max real": "-INFINITY", "min real": "INFINITY"}  # (others 0; a real max, min from ∓∞ passes over NaN: std::max(acc, v))
+_FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;", "min": "if (cnt == 0) {t} = INFINITY;",
+          "max int": "if (cnt == 0) {t} = INT32_MIN;", "min int": "if (cnt == 0) {t} = INT32_MAX;"}  # ints: Diderot's 32-bit bounds
 
 #: a blocked site's folds: a run of more than ``lanes`` (B.LANES) strands in memory, a shorter one (a row's ends) in registers
 BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0{short};

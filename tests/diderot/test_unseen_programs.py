@@ -1,0 +1,103 @@
+"""Programs written to combine Diderot's features in ways the other tests do not (``more/unseen/``:
+fields of vectors and matrices with ∇⊗ ∇× ∇• and higher derivatives, c4hexic and bspln5, border
+control probed outside, rotated and sheared images, collections with new and die, stabilize
+methods, reductions over active, stable and all strands (of none too), continue, conditional
+tensors, ``:`` of order-3 tensors, int division of negatives, NaN in min/max, printing, command-line
+inputs, snapshots, versions 1.0 and 2.0).  Each runs as ``tensorlang run`` runs it, on the
+interpreter and on the C executor, and must print and write what the executable built by
+``diderotc --double --exec`` printed and wrote (``more/unseen/diderotc.json``, made by
+``unseen_inputs.py``): the same exit status, the same text (numbers within 1e-9), the same output
+files with the same header fields, values within 1e-9 of the file's largest, NaN at the same places
+and zeros of the same sign."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from agreement import printed_close  # tests/diderot is on the path: the folder is not a package
+from tensorlang.targets.c import build as c_build
+from unseen_inputs import PROGRAMS, STORED, args, make, outputs
+
+EXPECTED = json.loads(STORED.read_text())
+NAMES = sorted(EXPECTED)
+#: the programs the C executor leaves to the interpreter (sequences of any length in a strand, start methods)
+INTERP_ONLY = {"u17_v1coll", "u21_seqs", "u28_startinit", "u37_nanreduce", "u41_seqoutputs", "u60_basis2"}
+needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+
+def _run(name: str, backend: str, folder: Path, monkeypatch) -> tuple[int, str, dict]:
+    make(folder)
+    prog = shutil.copy(PROGRAMS / f"{name}.diderot", folder)
+    monkeypatch.chdir(folder)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = tl.compile(str(prog), backend=backend).main(args(Path(prog).read_text()))
+    return rc, out.getvalue(), outputs(folder)
+
+
+def _same(name: str, got: tuple[int, str, dict]) -> None:
+    want = EXPECTED[name]
+    rc, text, files = got
+    assert rc == want["rc"]
+    printed_close(want["stdout"], text, 1e-9)
+    assert sorted(files) == sorted(want["files"])
+    for fname, w in want["files"].items():
+        g = files[fname]
+        printed_close(w.get("text", ""), g.get("text", ""), 1e-9)
+        assert g["header"] == w["header"], fname
+        x, y = np.array(w["values"], dtype=np.float64), np.array(g["values"], dtype=np.float64)
+        assert x.shape == y.shape, fname
+        assert np.array_equal(np.isnan(x), np.isnan(y)), fname
+        scale = np.max(np.abs(x[np.isfinite(x)]), initial=0.0)
+        assert np.allclose(x, y, rtol=1e-9, atol=1e-9 * scale, equal_nan=True), (fname, np.nanmax(abs(x - y)))
+        zeros = (x == 0) & (y == 0)
+        assert np.array_equal(np.signbit(x[zeros]), np.signbit(y[zeros])), fname
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_interpreter_prints_and_writes_what_diderotc_does(name, tmp_path, monkeypatch):
+    _same(name, _run(name, "interp", tmp_path, monkeypatch))
+
+
+@needs_cc
+@pytest.mark.slow  # a C build each (about 1 s of CPU): the interpreter runs above are the quick tier
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in INTERP_ONLY])
+def test_the_c_executor_prints_and_writes_what_diderotc_does(name, tmp_path, monkeypatch):
+    _same(name, _run(name, "c", tmp_path, monkeypatch))
+
+
+def test_every_program_has_its_stored_outputs():
+    assert sorted(p.stem for p in PROGRAMS.glob("*.diderot")) == NAMES
+
+
+@pytest.mark.parametrize("body, code", [
+    ("real inf = 1.0; y = inf;", "syntax"),  # inf is a real literal in diderotc's lexer
+    ("y = modulate(y, 2.0);", "shape"),  # modulate of tensors and fields only
+    ("int k = clamp(0, 3, i); y = real(k);", "assign-shape"),  # clamp of ints is a real
+])
+def test_programs_diderotc_refuses_are_refused(body, code):
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = ("#version 2.0\nstrand S (int i) { output real y = 0.0; update { " + body + " stabilize; } }\n"
+            "create_array { S(i) | i in 0..1 }\n")
+    with pytest.raises(TensorLangError) as info:
+        check(parse_program(text))
+    assert info.value.code == code
+
+
+def test_a_strand_without_an_update_method_is_refused():
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    with pytest.raises(TensorLangError, match="has no update method") as info:  # diderotc: "missing an update method"
+        check(parse_program("#version 2.0\nstrand S (int i) { output real y = 0.0; }\ncreate_array { S(i) | i in 0..1 }\n"))
+    assert info.value.code == "syntax"
