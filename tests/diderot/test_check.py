@@ -108,3 +108,10 @@ def test_every_statement_kind_has_its_checking_rule_unless_it_only_stands_somewh
     assert {k for k in kinds if hasattr(Checker, "s_" + k)} == kinds - bare
     assert {cls.__name__ for cls in PLACES} >= bare
     assert {k for k in kinds if hasattr(_Inits, "s_" + k)} == {"Block", "Decl", "Assign", "If", "Foreach"}
+
+
+def test_the_divergence_of_a_1d_field_is_refused_as_diderotc_refuses_a_tensor_axis_of_one():
+    text = ("#version 1.0\ninput image(1)[1] img;\nfield#2(1)[1] V = bspln3 ⊛ img;\nstrand s (int i) {\n"
+            "  output real a = 0;\n  update {\n    a = (∇•V)(0.5);\n    stabilize;\n  }\n}\ninitially [ s(i) | i in 0..1 ];\n")
+    err = error_of(text)  # (the interpreter failed with error[internal] on it; C gave numbers)
+    assert err.code == "shape" and err.line == 7 and "dimension 2 or 3" in err.message

@@ -67,6 +67,9 @@ def test_a_detached_header_names_its_raw_file(tmp_path):
     assert b"data file: ./v.raw" in (tmp_path / "v.nhdr").read_bytes()  # as Teem writes it
     data, _ = nrrd.read(str(tmp_path / "v.nhdr"), index_order="C")
     np.testing.assert_array_equal(data, value)
+    nrrd_out.write(str(tmp_path / "w.NHDR"), REAL, value, True)  # Teem's test of the name is exact: one file
+    assert not (tmp_path / "w.raw").exists() and b"data file" not in (tmp_path / "w.NHDR").read_bytes()
+    np.testing.assert_array_equal(nrrd.read(str(tmp_path / "w.NHDR"), index_order="C")[0], value)
 
 
 def test_snapshot_names_have_at_least_four_digits():

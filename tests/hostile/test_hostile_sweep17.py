@@ -127,3 +127,9 @@ def test_builder_names_the_model_language_cannot_write_are_refused_where_given(m
 def test_a_built_symbolic_program_with_plain_names_reads_back_at_each_binding():
     k = tl.build({"total": tl.var("A", ("n",)) * 2}, backend="numpy")
     assert k(A=np.ones(2))["total"].tolist() == [2.0, 2.0] and k(A=np.ones(3))["total"].sum() == 6.0
+
+
+def test_a_variable_named_input_is_no_cfdlang_hint():
+    with pytest.raises(TensorLangError) as info:
+        tl.compile("var input : [2 2]]\nout var C : [2 2]\nC = input\n", backend="numpy")
+    assert info.value.code == "syntax" and "CFDlang" not in info.value.message

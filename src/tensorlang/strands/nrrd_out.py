@@ -142,7 +142,7 @@ def open_nonblocking(path: str, flags: int) -> int:
 
 def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
     """The header and the data in one file, or a ``.nhdr`` header beside its ``.raw`` data."""
-    raw = os.path.splitext(path)[0] + ".raw" if path.lower().endswith(".nhdr") else None
+    raw = os.path.splitext(path)[0] + ".raw" if path.endswith(".nhdr") else None  # (as Teem: .NHDR is one file)
     try:
         if raw is not None:
             with open(raw, "wb", opener=open_nonblocking) as fh:

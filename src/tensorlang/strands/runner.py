@@ -413,7 +413,7 @@ def _check_writable(path: str) -> None:
     folder = os.path.dirname(path) or "."
     if os.path.isdir(path):
         raise error("input", f"cannot write output {path!r}: it is a directory")
-    if path.lower().endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
+    if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
     if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
         return

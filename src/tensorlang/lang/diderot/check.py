@@ -345,8 +345,8 @@ class Checker:
         if e.op == "∇⊗":
             return Ty("field", t.shape + (d,), d, k)
         if e.op == "∇•":  # of a tensor field: its last axis against the derivative's, as diderotc's
-            if t.shape[-1:] != (d,):
-                self.fail("shape", f"∇• applies to a field of vectors (or tensors) of dimension {d}, not {t}", e, t)
+            if t.shape[-1:] != (d,) or d == 1:  # (diderotc has no tensor axis of size 1)
+                self.fail("shape", f"∇• applies to a field of vectors (or tensors) of dimension 2 or 3, not {t}", e, t)
             return Ty("field", t.shape[:-1], d, k)
         if t.shape != (d,) or d not in (2, 3):
             self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
