@@ -75,12 +75,13 @@ def make(folder: Path) -> None:
            t="double")
     _write(f / "i32v2.nrrd", (_grid([9, 10], 2) * 8).astype(int), ["2-vector", "space", "space"],
            ["none", "(0.5,0.0)", "(0.0,0.45)"], [-2.0, -2.0], t="int")
+    _write(f / "s2r.nrrd", _grid([10, 9])[::-1] * 0.5, ["space"] * 2, ["(0.2,0.15)", "(-0.15,0.2)"], [0.1, -0.8])
     _write(f / "p3.nrrd", [[0.1 * i - 0.4, 0.05 * i * i - 0.3, 0.3 - 0.07 * i] for i in range(7)], ["3-vector", "list"],
            t="double")
 
 
 INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "nan3", "pts2", "rs", "u8", "i16", "d1",
-          "skew2", "i32v2", "p3")
+          "skew2", "i32v2", "p3", "s2r")
 
 
 def args(text: str) -> list[str]:
