@@ -3,7 +3,7 @@ fields of vectors and matrices with ∇⊗ ∇× ∇• and higher derivatives, 
 control probed outside, rotated and sheared images, collections with new and die, stabilize
 methods, reductions over active, stable and all strands (of none too), continue, conditional
 tensors, ``:`` of order-3 tensors, int division of negatives, NaN in min/max, printing, command-line
-inputs, snapshots, versions 1.0 and 2.0; a second round, u68-u131: sequences and foreach, sphere
+inputs, snapshots, versions 1.0 and 2.0; a second round, u68-u134: sequences and foreach, sphere
 queries in 1-D/2-D/3-D, images of integer and double samples with skewed axes, every kernel to its
 continuity, inside at edges, order-3 algebra, evals/evecs of Hessians).  Each runs as ``tensorlang run`` runs it, on the
 interpreter and on the C executor, and must print and write what the executable built by
