@@ -27,7 +27,8 @@ def _write(path: Path, data, kinds, dirs=None, origin=None, t="float") -> None:
         head += [f"space dimension: {len(origin)}", "space directions: " + " ".join(dirs),
                  "space origin: (" + ",".join(map(str, origin)) + ")"]
     head += ["kinds: " + " ".join(kinds), "endian: little", "encoding: raw", "", ""]
-    path.write_bytes("\n".join(head).encode() + np.ascontiguousarray(data, "<f4" if t == "float" else "<f8").tobytes())
+    dtype = {"float": "<f4", "double": "<f8", "unsigned char": "u1", "short": "<i2", "int": "<i4"}[t]
+    path.write_bytes("\n".join(head).encode() + np.ascontiguousarray(data, dtype).tobytes())
 
 
 def _val(*idx, c=0) -> float:
@@ -64,9 +65,23 @@ def make(folder: Path) -> None:
     _write(f / "pts2.nrrd", [[-1.3 + 0.37 * i, -1.1 + 0.29 * ((i * 5) % 7)] for i in range(9)], ["2-vector", "list"],
            t="double")
     _write(f / "rs.nrrd", [0.5, -1.25, 3.0, 2.0, -0.0, 7.5], ["list"], t="double")
+    # second round: integer and double sample types, non-uniform and non-axis-aligned geometry
+    _write(f / "u8.nrrd", (_grid([11, 9]) * 8 + 16).astype(int), ["space"] * 2, ["(0.3,0.0)", "(0.0,0.7)"],
+           [-1.5, -2.75], t="unsigned char")
+    _write(f / "i16.nrrd", (_grid([7, 8, 6]) * 64).astype(int) - 17, ["space"] * 3,
+           ["(0.4,0.1,0)", "(-0.1,0.45,0.02)", "(0.05,0,0.6)"], [-1.0, -1.25, -1.5], t="short")
+    _write(f / "d1.nrrd", _grid([14]) * 1.5, ["space"], ["(0.3)"], [0.7], t="double")
+    _write(f / "skew2.nrrd", _grid([10, 12]), ["space"] * 2, ["(0.35,0.1)", "(0.2,0.55)"], [-1.75, -2.5],
+           t="double")
+    _write(f / "i32v2.nrrd", (_grid([9, 10], 2) * 8).astype(int), ["2-vector", "space", "space"],
+           ["none", "(0.5,0.0)", "(0.0,0.45)"], [-2.0, -2.0], t="int")
+    _write(f / "s2r.nrrd", _grid([10, 9])[::-1] * 0.5, ["space"] * 2, ["(0.2,0.15)", "(-0.15,0.2)"], [0.1, -0.8])
+    _write(f / "p3.nrrd", [[0.1 * i - 0.4, 0.05 * i * i - 0.3, 0.3 - 0.07 * i] for i in range(7)], ["3-vector", "list"],
+           t="double")
 
 
-INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "nan3", "pts2", "rs")
+INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "nan3", "pts2", "rs", "u8", "i16", "d1",
+          "skew2", "i32v2", "p3", "s2r")
 
 
 def args(text: str) -> list[str]:
