@@ -455,7 +455,10 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
     for k in constants or ():
         if not is_integer(k, 0, len(shapes) - 1):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
-        fixed[int(k)] = np.asarray(shapes[k])
+        if not isinstance(shapes[k], np.ndarray) or shapes[k].dtype.kind not in "biufc":
+            raise EinsumError(f"constants=[{k}]: operand {k} is {repr(shapes[k])[:60]}; a constant's entry is the "
+                              "array itself (a numpy array of numbers), not its shape")
+        fixed[int(k)] = shapes[k]
     return ContractExpression(subscripts, shapes, fixed, backend)
 
 

@@ -55,6 +55,9 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
     if unknown:
         raise AssertionError(f"{unknown[0]!r} is no result of the program (results: {', '.join(expected)})")
     for name, got in result.items():
+        if np.ma.is_masked(got):  # np.asarray would compare the values under the mask
+            raise error("input", f"{name}: a masked array with masked entries; pass the values to check "
+                        "(np.ma.filled(result, np.nan) makes them undefined, ⊥)")
         got = np.asarray(got)
         value, bound = expected[name]
         if got.shape != np.shape(value) or got.dtype.kind not in "biuf":  # complex: no imaginary part dropped

@@ -1,0 +1,85 @@
+"""Issue 41, eighteenth sweep: hostile inputs on the surfaces besides the Diderot front
+end, the findings the seventeenth left and more, each fixed at its cause and covered here.
+
+* ``tl.testing.assert_matches_reference`` took a masked array's values under its mask as
+  the result (``np.asarray`` drops the mask): a result with masked entries is error[input].
+* ``tl.contract_expression(..., constants=[k])`` with a shape where the array belongs
+  built an expression around the shape read as an array, which failed every call with a
+  shape mismatch: a constant that is no array (or holds no numbers) is error[input] at build.
+* ``where i2 = 4`` on a 3 x 3 matrix was refused (a fixed position outside its dimension)
+  while the same set ``where i2 - 3 = 1`` was accepted: one rule, a condition on one
+  position must hold at some position of its dimension (``2 * i2 = 3``, ``i2 > 3`` too).
+* ``sum(k:2^40) x[i]``: the compiled targets compute ``N * x``; the reference interpreter
+  refuses it with error[too-large] before it starts, as docs/errors.md "Limits" documents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+
+UNARY = "in var A : [3]\nout var B : [3]\nB = A * 2\n"
+
+
+def test_a_masked_result_is_refused_not_compared_under_its_mask():
+    a = np.arange(3.0)
+    wrong = np.ma.masked_array([0.0, 2.0, 99.0], mask=[False, False, True])
+    with pytest.raises(TensorLangError) as e:
+        tl.testing.assert_matches_reference(UNARY, {"A": a}, wrong)
+    assert e.value.code == "input" and "masked" in e.value.message, e.value
+    with pytest.raises(TensorLangError):
+        tl.testing.assert_matches_reference(UNARY, {"A": a}, {"B": wrong})
+    tl.testing.assert_matches_reference(UNARY, {"A": a}, np.ma.masked_array([0.0, 2.0, 4.0]))  # nothing masked
+
+
+@pytest.mark.parametrize("constant", [(3, 4), [3, 4], np.array([["a"] * 4] * 3), None])
+def test_a_contract_expression_constant_that_is_no_array_is_refused_at_build(constant):
+    with pytest.raises(TensorLangError) as e:
+        tl.contract_expression("ij,jk->ik", (2, 3), constant, constants=[1])
+    assert e.value.code == "input" and "constant" in e.value.message, e.value
+
+
+def test_a_contract_expression_constant_array_still_works():
+    b = np.arange(12.0).reshape(3, 4)
+    expr = tl.contract_expression("ij,jk->ik", (2, 3), b, constants=[1])
+    assert np.allclose(expr(np.ones((2, 3))), np.ones((2, 3)) @ b)
+
+
+M33 = "in var A : [3 3] where {}\nout var C : [3 3]\nC = A * 2\n"
+
+
+@pytest.mark.parametrize("condition", ["i2 = 4", "i2 - 3 = 1", "1 = i2 - 3", "2 * i2 = 3", "i2 > 3", "i2 < 1",
+                                       "i1 + 0 = 0", "-i2 >= 0", "i1 = 4, i1 = i2"])
+def test_a_condition_on_one_position_that_holds_nowhere_in_its_dimension_is_refused(condition):
+    with pytest.raises(TensorLangError) as e:
+        tl.check(M33.format(condition))
+    assert e.value.code == "structure" and "dimension" in e.value.message, e.value
+
+
+@pytest.mark.parametrize("condition", ["i2 = 3", "i2 - 2 = 1", "2 * i2 = 4", "i2 >= 3", "i2 < 2", "i1 = i2 + 5",
+                                       "i1 + i2 = 2"])
+def test_a_condition_on_one_position_that_holds_somewhere_is_kept(condition):
+    k = tl.compile(M33.format(condition), backend="numpy", check_structure=True)
+    assert k(A=np.zeros((3, 3)))["C"].sum() == 0.0
+
+
+def test_a_symbolic_extent_bounds_a_fixed_position_only_from_below():
+    tl.check("in var A : [n n] where i2 = 7\nout var C : [n n]\nC = A\n")
+    with pytest.raises(TensorLangError):
+        tl.check("in var A : [n n] where i2 + 1 = 1\nout var C : [n n]\nC = A\n")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_huge_reduction_over_an_unused_index_computes_on_the_compiled_targets(backend):
+    k = tl.compile("in var x : [3]\nout var y : [3]\ny[i] = sum(k:1099511627776) x[i]\n", backend=backend)
+    assert k(x=np.ones(3))["y"].tolist() == [2.0 ** 40] * 3
+
+
+def test_a_huge_reduction_over_an_unused_index_is_refused_by_the_reference_before_it_starts():
+    k = tl.compile("in var x : [3]\nout var y : [3]\ny[i] = sum(k:1099511627776) x[i]\n", backend="interp")
+    with pytest.raises(TensorLangError) as e:
+        k(x=np.ones(3))
+    assert e.value.code == "too-large", e.value
