@@ -83,3 +83,35 @@ def test_a_huge_reduction_over_an_unused_index_is_refused_by_the_reference_befor
     with pytest.raises(TensorLangError) as e:
         k(x=np.ones(3))
     assert e.value.code == "too-large", e.value
+
+
+@pytest.mark.parametrize("kind, text", [("uchar", "300"), ("uchar", "-1"), ("signed char", "128"), ("short", "70000"),
+                                        ("uint", "4294967296"), ("int", "-2147483649")])
+def test_a_text_nrrd_sample_outside_its_integer_type_is_refused_not_wrapped(tmp_path, kind, text):
+    """numpy's text reader wrapped 300 to 44 in a uchar image (and 70000 to 4464 in a short one)."""
+    path = tmp_path / "a.nrrd"
+    path.write_text(f"NRRD0004\ntype: {kind}\ndimension: 2\nsizes: 2 2\nencoding: ascii\n\n1 2 3 {text}\n")
+    with pytest.raises(TensorLangError) as e:
+        tl.field(str(path), "tent")
+    assert e.value.code == "input" and text in e.value.message, e.value
+
+
+def test_a_text_nrrd_of_integers_within_their_type_reads_as_written(tmp_path):
+    path = tmp_path / "a.nrrd"
+    path.write_text("NRRD0004\ntype: uchar\ndimension: 2\nsizes: 2 2\nencoding: text\n\n0 255 7 9\n")
+    assert tl.image(str(path)).data.tolist() == [[0.0, 7.0], [255.0, 9.0]]
+    path.write_text("NRRD0004\ntype: float\ndimension: 1\nsizes: 2\nencoding: ascii\n\n1.5 -2.25\n")
+    assert tl.image(str(path)).data.tolist() == [1.5, -2.25]
+
+
+@pytest.mark.parametrize("chunks", [0, -1, True, 2.5, "x", (0, 6), (2, 2)])
+@pytest.mark.parametrize("given", ["dask", "numpy"])
+def test_dask_chunks_are_checked_whether_the_input_is_a_dask_or_a_numpy_array(chunks, given):
+    """A dask input keeps its own chunks; ``chunks=0`` beside one was silently ignored."""
+    da = pytest.importorskip("dask.array")
+    k = tl.compile("in var X : [N p]\nout var C : [p p]\nC[i,j] = sum(r) X[r,i] * X[r,j]\n", backend="numpy")
+    x = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(TensorLangError) as e:
+        k.dask(X=da.from_array(x, chunks=(2, 2)) if given == "dask" else x, batch="N", chunks=chunks)
+    assert e.value.code == "input" and "chunks" in e.value.message, e.value
+    assert np.allclose(k.dask(X=da.from_array(x, chunks=(2, 2)), batch="N", chunks=3)["C"].compute(), x.T @ x)
