@@ -115,3 +115,19 @@ def test_dask_chunks_are_checked_whether_the_input_is_a_dask_or_a_numpy_array(ch
         k.dask(X=da.from_array(x, chunks=(2, 2)) if given == "dask" else x, batch="N", chunks=chunks)
     assert e.value.code == "input" and "chunks" in e.value.message, e.value
     assert np.allclose(k.dask(X=da.from_array(x, chunks=(2, 2)), batch="N", chunks=3)["C"].compute(), x.T @ x)
+
+
+STUR_DIV = "y(i) := x(j) * (j = {})\ny:D(i) := (0 <= i < 6)\nx:D(j) := (0 <= j < 6)\n"
+
+
+@pytest.mark.parametrize("quotient, expected", [
+    ("6 / i", [0.0, 0.0, 4.0, 3.0, 2.0, 2.0]),      # i = 0 divides by zero: no j there (was x(0) = 1)
+    ("i / 0", [0.0] * 6),                           # (was x(0) at every i)
+    ("i / (i - 2) + 1", [2.0, 1.0, 0.0, 5.0, 4.0, 3.0]),
+    ("(-(i / 0)) + 1", [0.0] * 6),
+])
+def test_a_stur_condition_through_a_zero_divisor_holds_nowhere(quotient, expected):
+    """C's division by zero has no value (the tool's generated loop traps): the reference
+    gave it 0, so ``(j = 6 / i)`` held at i = 0, j = 0."""
+    k = tl.compile(STUR_DIV.format(quotient), lang="stur", backend="interp")
+    assert k(x=np.arange(1.0, 7.0))["y"].tolist() == expected
