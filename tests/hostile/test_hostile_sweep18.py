@@ -6,11 +6,18 @@ end, the findings the seventeenth left and more, each fixed at its cause and cov
 * ``tl.contract_expression(..., constants=[k])`` with a shape where the array belongs
   built an expression around the shape read as an array, which failed every call with a
   shape mismatch: a constant that is no array (or holds no numbers) is error[input] at build.
+  ``constants=1`` (no list) was a bare TypeError; a masked constant was read under its mask.
 * ``where i2 = 4`` on a 3 x 3 matrix was refused (a fixed position outside its dimension)
   while the same set ``where i2 - 3 = 1`` was accepted: one rule, a condition on one
   position must hold at some position of its dimension (``2 * i2 = 3``, ``i2 > 3`` too).
 * ``sum(k:2^40) x[i]``: the compiled targets compute ``N * x``; the reference interpreter
   refuses it with error[too-large] before it starts, as docs/errors.md "Limits" documents.
+* A text (``ascii``) NRRD image of an integer type read ``300`` in a ``uchar`` image as 44
+  (numpy's text reader wraps): a sample outside its type is error[input].
+* ``k.dask(X=dask_array, chunks=0)`` ignored ``chunks=`` (only a numpy input was cut by
+  it): a bad ``chunks=`` is error[input] whatever the inputs are.
+* A STUR condition through a division by zero (``(j = 6 / i)`` at i = 0) held where the
+  quotient, taken as 0, matched: C's division by zero has no value, so it holds nowhere.
 """
 
 from __future__ import annotations
@@ -40,6 +47,21 @@ def test_a_contract_expression_constant_that_is_no_array_is_refused_at_build(con
     with pytest.raises(TensorLangError) as e:
         tl.contract_expression("ij,jk->ik", (2, 3), constant, constants=[1])
     assert e.value.code == "input" and "constant" in e.value.message, e.value
+
+
+@pytest.mark.parametrize("constants", [1, "1", np.int64(1)])
+def test_contract_expression_constants_that_are_no_list_are_refused(constants):
+    """``constants=1`` was a bare TypeError ('int' object is not iterable)."""
+    with pytest.raises(TensorLangError) as e:
+        tl.contract_expression("ij,jk->ik", (2, 3), np.ones((3, 4)), constants=constants)
+    assert e.value.code == "input" and "constants" in e.value.message, e.value
+
+
+def test_a_masked_contract_expression_constant_is_refused_not_read_under_its_mask():
+    b = np.ma.masked_array(np.ones((3, 4)), mask=np.eye(3, 4, dtype=bool))
+    with pytest.raises(TensorLangError) as e:
+        tl.contract_expression("ij,jk->ik", (2, 3), b, constants=[1])
+    assert e.value.code == "input" and "masked" in e.value.message, e.value
 
 
 def test_a_contract_expression_constant_array_still_works():
