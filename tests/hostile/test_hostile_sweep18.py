@@ -15,7 +15,8 @@ end, the findings the seventeenth left and more, each fixed at its cause and cov
 * A text (``ascii``) NRRD image of an integer type read ``300`` in a ``uchar`` image as 44
   (numpy's text reader wraps): a sample outside its type is error[input].
 * ``k.dask(X=dask_array, chunks=0)`` ignored ``chunks=`` (only a numpy input was cut by
-  it): a bad ``chunks=`` is error[input] whatever the inputs are.
+  it): a bad ``chunks=`` is error[input] whatever the inputs are; an input given both in
+  ``inputs`` and by keyword ran on the keyword's array: error[input].
 * A STUR condition through a division by zero (``(j = 6 / i)`` at i = 0) held where the
   quotient, taken as 0, matched: C's division by zero has no value, so it holds nowhere.
 """
@@ -153,3 +154,14 @@ def test_a_stur_condition_through_a_zero_divisor_holds_nowhere(quotient, expecte
     gave it 0, so ``(j = 6 / i)`` held at i = 0, j = 0."""
     k = tl.compile(STUR_DIV.format(quotient), lang="stur", backend="interp")
     assert k(x=np.arange(1.0, 7.0))["y"].tolist() == expected
+
+
+def test_a_dask_input_given_in_inputs_and_by_keyword_is_refused():
+    """``k.dask({"X": x}, X=5 * x)`` ran on the keyword's array, silently."""
+    pytest.importorskip("dask.array")
+    k = tl.compile("in var X : [N p]\nout var Z : [N p]\nZ = X * 2\n", backend="numpy")
+    x = np.ones((2, 2))
+    with pytest.raises(TensorLangError) as e:
+        k.dask({"X": x}, X=5 * x, batch="N")
+    assert e.value.code == "input" and "twice" in e.value.message, e.value
+    assert k.dask({"X": x}, batch="N")["Z"].compute().tolist() == [[2.0, 2.0], [2.0, 2.0]]
