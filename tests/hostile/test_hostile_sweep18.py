@@ -19,6 +19,8 @@ end, the findings the seventeenth left and more, each fixed at its cause and cov
   ``inputs`` and by keyword ran on the keyword's array: error[input].
 * A STUR condition through a division by zero (``(j = 6 / i)`` at i = 0) held where the
   quotient, taken as 0, matched: C's division by zero has no value, so it holds nowhere.
+* ``tensorlang analyze p.tl --plot x.png`` without sizes printed the whole report, then
+  refused the plot: refused before the report.
 """
 
 from __future__ import annotations
@@ -165,3 +167,14 @@ def test_a_dask_input_given_in_inputs_and_by_keyword_is_refused():
         k.dask({"X": x}, X=5 * x, batch="N")
     assert e.value.code == "input" and "twice" in e.value.message, e.value
     assert k.dask({"X": x}, batch="N")["Z"].compute().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_analyze_plot_without_sizes_is_refused_before_the_report(tmp_path, capsys):
+    """``analyze p.tl --plot x.png`` printed the whole report, then error[input] (exit 1)."""
+    from tensorlang.cli import main
+
+    (tmp_path / "p.tl").write_text("in var A : [n n]\nout var C : [n n]\nC = A * 2\n")
+    assert main(["analyze", str(tmp_path / "p.tl"), "--plot", str(tmp_path / "x.png")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "error[input]" in err and "--param" in err
+    assert not (tmp_path / "x.png").exists()
