@@ -18,7 +18,8 @@ end, the findings the seventeenth left and more, each fixed at its cause and cov
   it): a bad ``chunks=`` is error[input] whatever the inputs are; an input given both in
   ``inputs`` and by keyword ran on the keyword's array: error[input].
 * A STUR condition through a division by zero (``(j = 6 / i)`` at i = 0) held where the
-  quotient, taken as 0, matched: C's division by zero has no value, so it holds nowhere.
+  quotient, taken as 0, matched: C's division by zero has no value, so it holds nowhere;
+  a redundancy map's target through one (``ip = j / (i - 1)``) names no entry to copy.
 * ``tensorlang analyze p.tl --plot x.png`` without sizes printed the whole report, then
   refused the plot: refused before the report.
 """
@@ -178,3 +179,16 @@ def test_analyze_plot_without_sizes_is_refused_before_the_report(tmp_path, capsy
     out, err = capsys.readouterr()
     assert out == "" and "error[input]" in err and "--param" in err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_stur_redundancy_target_through_a_zero_divisor_copies_nothing():
+    """S:R's target ``j / (i - 1)`` at i = 1 divided by zero and copied S(0, 1) into S(1, 0)."""
+    program = ("y(i, j) := S(i, j)\ny:D(i, j) := (0 <= i < 3) * (0 <= j < 3)\nS:D(i, j) := (0 <= i < 3) * (0 <= j < 3)\n"
+               "S:U(i, j) := (0 <= i <= j < 3)\nS:R(i, j, ip, jp) := (i > j) * (ip = j / (i - 1)) * (jp = i)\n")
+    k = tl.compile(program, lang="stur", backend="interp", check_structure=True)
+    s = np.array([[1.0, 2, 3], [2, 4, 5], [3, 5, 6]])
+    with pytest.raises(TensorLangError) as e:
+        k(S=s)  # S(1, 0) is no copy (its target divides by zero) and outside the unique set: it must be 0
+    assert e.value.code == "structure" and "S(1, 0)" in e.value.message, e.value
+    s[1, 0] = 0.0
+    assert k(S=s)["y"].tolist() == s.tolist()
