@@ -2,7 +2,9 @@
 end, the findings the seventeenth left and more, each fixed at its cause and covered here.
 
 * ``tl.testing.assert_matches_reference`` took a masked array's values under its mask as
-  the result (``np.asarray`` drops the mask): a result with masked entries is error[input].
+  the result (``np.asarray`` drops the mask): a result with masked entries is error[input];
+  so are ``slack=nan`` (which passed every wrong result), a negative slack (which failed
+  every right one) and a ``fused`` that is no bool.
 * ``tl.contract_expression(..., constants=[k])`` with a shape where the array belongs
   built an expression around the shape read as an array, which failed every call with a
   shape mismatch: a constant that is no array (or holds no numbers) is error[input] at build.
@@ -192,3 +194,20 @@ def test_a_stur_redundancy_target_through_a_zero_divisor_copies_nothing():
     assert e.value.code == "structure" and "S(1, 0)" in e.value.message, e.value
     s[1, 0] = 0.0
     assert k(S=s)["y"].tolist() == s.tolist()
+
+
+@pytest.mark.parametrize("options", [{"slack": float("nan")}, {"slack": -1.0}, {"slack": True}, {"slack": "32"},
+                                     {"slack": None}, {"fused": "no"}, {"fused": None}])
+def test_assert_matches_reference_refuses_a_slack_or_fused_that_is_no_such_value(options):
+    """``slack=nan`` accepted every wrong result (no comparison with NaN is true); ``slack=-1`` refused
+    every right one; ``slack="32"`` was a bare TypeError; ``fused="no"`` counted as true."""
+    with pytest.raises(TensorLangError) as e:
+        tl.testing.assert_matches_reference(UNARY, {"A": np.arange(3.0)}, np.array([0.0, 2.0, 99.0]), **options)
+    assert e.value.code == "input", e.value
+
+
+def test_assert_matches_reference_with_infinite_slack_still_checks_undefined_entries():
+    tl.testing.assert_matches_reference(UNARY, {"A": np.arange(3.0)}, np.array([0.0, 2.0, 99.0]), slack=float("inf"))
+    with pytest.raises(AssertionError):
+        tl.testing.assert_matches_reference(UNARY, {"A": np.arange(3.0)}, np.array([0.0, 2.0, np.nan]),
+                                            slack=float("inf"))
