@@ -512,6 +512,10 @@ def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, compile_options("interp", args.dtype, args.pad, skip_passes=args.skip),
                             args.params)
+    if args.plot and isinstance(kernel, SymbolicKernel):  # (--plot's refusals before the report, not after it)
+        raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
+    if args.plot and os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would block
+        raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         facts = {"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
@@ -527,11 +531,7 @@ def cmd_analyze(args) -> int:
             kernel.executed, kernel.roles(), kernel.dtype.itemsize, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
         text = text.rstrip("\n") + "\n" + extra + "\n" if extra else text
     _out(json.dumps(facts, indent=2) + "\n" if args.json else text)
-    if args.plot:
-        if isinstance(kernel, SymbolicKernel):
-            raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
-        if os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would wait for a reader
-            raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
+    if args.plot and not isinstance(kernel, SymbolicKernel):  # (refused above)
         from .analysis.structure_plot import plot_structure
         plot_structure(kernel.ein, args.plot)
     return 0

@@ -452,10 +452,16 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
         raise EinsumError("contract_expression takes the subscripts as a string")
     check_operands(shapes, len(shapes))
     fixed: dict[int, np.ndarray] = {}
+    if not isinstance(constants, (list, tuple, set, frozenset, range, type(None))):
+        raise EinsumError(f"constants is a list of operand positions, got {constants!r:.60}")
     for k in constants or ():
         if not is_integer(k, 0, len(shapes) - 1):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
-        fixed[int(k)] = np.asarray(shapes[k])
+        if not isinstance(shapes[k], np.ndarray) or shapes[k].dtype.kind not in "biufc":
+            raise EinsumError(f"constants=[{k}]: operand {k} is {repr(shapes[k])[:60]}; a constant's entry is the "
+                              "array itself (a numpy array of numbers), not its shape")
+        limits.refuse_masked(shapes[k], f"constant {k}")
+        fixed[int(k)] = shapes[k]
     return ContractExpression(subscripts, shapes, fixed, backend)
 
 

@@ -270,7 +270,10 @@ class SymbolicKernel(ProgramInterface):
         run_chunked = targets.REGISTRY["dask"].chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
-        given = {**(self._inputs_dict(inputs) if inputs is not None else {}), **arrays}
+        listed = self._inputs_dict(inputs) if inputs is not None else {}
+        for name in sorted(set(listed) & set(arrays)):  # (the keyword silently won)
+            raise error("input", f"input {name!r} is given twice, in inputs and by keyword")
+        given = {**listed, **arrays}
         verdict, batch = self._batch_verdict(batch)
         shapes = self.checked.context.shapes
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))

@@ -8,7 +8,7 @@ from typing import Mapping
 
 import numpy as np
 
-from . import api, specialize
+from . import api, limits, specialize
 from .ein import interp
 from .errors import error, pointing_into, signature_checked
 from .kernel import Kernel
@@ -44,6 +44,10 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
                              slack: float = 32.0, fused: bool = False) -> None:
     """Raise AssertionError unless ``result`` (a dict of results, or the one result's
     array) is what ``program`` computes from ``inputs`` by the rules above."""
+    if isinstance(slack, bool) or not isinstance(slack, (int, float, np.integer, np.floating)) or not slack >= 0 \
+            or not isinstance(fused, (bool, np.bool_)):  # (slack=nan passed every result; fused="no" was true)
+        raise error("input", f"slack is a number >= 0 (inf: only ⊥ and infinities checked) and fused a bool, got "
+                    f"slack={slack!r:.40}, fused={fused!r:.40}")
     expected = reference(program, inputs, params=params)
     if not isinstance(result, Mapping):
         if len(expected) != 1:
@@ -55,6 +59,7 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
     if unknown:
         raise AssertionError(f"{unknown[0]!r} is no result of the program (results: {', '.join(expected)})")
     for name, got in result.items():
+        limits.refuse_masked(got, f"result {name!r}")  # (np.asarray would compare the values under the mask)
         got = np.asarray(got)
         value, bound = expected[name]
         if got.shape != np.shape(value) or got.dtype.kind not in "biuf":  # complex: no imaginary part dropped
@@ -67,8 +72,8 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
         _same(name, "infinite entries", inf & (got != value) & ~np.isnan(value), got, value)
         finite = np.isfinite(value) & np.isfinite(got)
         scale = np.abs(value) if eps > np.finfo(np.float64).eps else 0.0
-        allowed = slack * eps * (np.abs(bound) + scale) + np.finfo(np.float64).tiny
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # (slack inf times a bound 0: nan, nothing beyond)
+            allowed = slack * eps * (np.abs(bound) + scale) + np.finfo(np.float64).tiny
             beyond = finite & (np.abs(got - value) > allowed)
         _same(name, "finite entries beyond the rounding bound", beyond, got, value, allowed)
 

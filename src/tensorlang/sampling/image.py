@@ -545,7 +545,7 @@ def read_nrrd(name: str, raw: bytes | None = None):
             _check_sizes_text(lines, name)
             _check_nrrd_header(header, name, size)
             _bound_compressed(header, fh, name)
-            data = nrrd.read_data(header, fh, name, index_order="F")
+            data = _read_samples(nrrd, header, fh, name)
     except MemoryError:
         raise error("too-large", f"NRRD image {name!r} does not fit in memory") from None
     except failures as exc:
@@ -554,6 +554,20 @@ def read_nrrd(name: str, raw: bytes | None = None):
         raise error("input", f"cannot read NRRD image {name!r}: {str(exc)[:200] or type(exc).__name__} (check its "
                              "type, encoding, endian, sizes and skips against the data)") from None
     return data, header
+
+
+def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
+    """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
+    checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image)."""
+    kind = np.dtype(nrrd.reader._determine_datatype(header))
+    if kind.kind not in "iu" or kind.itemsize == 8 or str(header["encoding"]).lower() not in ("ascii", "text", "txt"):
+        return nrrd.read_data(header, fh, name, index_order="F")
+    data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
+    bad = data[(data < np.iinfo(kind).min) | (data > np.iinfo(kind).max)]
+    if bad.size:
+        raise error("input", f"NRRD image {name!r}: sample {int(bad[0])} is outside the range of its type "
+                             f"{header['type']} ({np.iinfo(kind).min}..{np.iinfo(kind).max})")
+    return data.astype(kind)
 
 
 #: NRRD's sample types, by every spelling the format allows (``block`` is no number)

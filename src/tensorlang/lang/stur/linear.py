@@ -57,7 +57,7 @@ class Constraint:
 
 def _trunc_div(a, b):
     """C's integer division (toward zero); a zero divisor gives 0 (no point satisfies a
-    condition through it: the comparison is made false by the caller's mask)."""
+    condition through it: holds_any masks it, :func:`divisible`)."""
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
     safe = np.where(b == 0, 1, b)
@@ -180,9 +180,21 @@ def holds_any(alternatives, env: Mapping[str, object], shape: tuple[int, ...]) -
     for pairs in alternatives:
         ok = np.ones(shape, dtype=bool)
         for left, op, right in pairs:
-            ok &= np.broadcast_to(COMPARE[op](evaluate(left, env, ranges), evaluate(right, env, ranges)), shape)
+            ok &= np.broadcast_to(COMPARE[op](evaluate(left, env, ranges), evaluate(right, env, ranges)) &
+                                  divisible(left, env, ranges) & divisible(right, env, ranges), shape)
         mask |= ok
     return mask
+
+
+def divisible(e: ast.IExpr, env: Mapping[str, object], ranges: dict):
+    """Where no divisor in ``e`` is 0: C's division by zero has no value (the tool's loop
+    traps), so no condition through it holds (``(j = 6 / i)`` at i = 0 included)."""
+    if isinstance(e, ast.INeg):
+        return divisible(e.arg, env, ranges)
+    if not isinstance(e, ast.IBin):
+        return True
+    ok = divisible(e.left, env, ranges) & divisible(e.right, env, ranges)
+    return ok & (np.asarray(evaluate(e.right, env, ranges)) != 0) if e.op == "/" else ok
 
 
 # ------------------------------------------------------------------ intervals

@@ -14,7 +14,7 @@ from ...errors import Diagnostic, TensorLangError
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, fact_masks
-from .linear import comparisons, evaluate, holds_any, reciprocal, rename
+from .linear import comparisons, divisible, evaluate, holds_any, reciprocal, rename
 
 
 def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
@@ -100,8 +100,8 @@ def _promised(model: Model, name: str, value: np.ndarray):
             where = holds_any((conditions,), env, shape) & ~inside & ~covered
             picks = tuple(np.broadcast_to(np.asarray(evaluate(t, env)), shape) for t in targets)
             valid = where.copy()
-            for p, n in zip(picks, shape):
-                valid &= (p >= 0) & (p < n)
+            for p, n, t in zip(picks, shape, targets):  # (a target through a division by zero names no entry)
+                valid &= (p >= 0) & (p < n) & divisible(t, env, {})
             safe = tuple(np.where(valid, p, 0) for p in picks)
             expected = np.where(valid, coefficient * value[safe], expected)
             covered |= valid

@@ -114,6 +114,9 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     positions = verdict.positions
     arrays = {}
     first = next(iter(batched))
+    length = np.shape(batched[first])[positions[first]]
+    if chunks is not None and length == length:  # whatever the input (a dask one keeps its chunks; NaN: below)
+        check_chunks(chunks, length)
     for name, value in batched.items():
         if not isinstance(value, da.Array):
             limits.refuse_masked(value, f"input {name!r}")
