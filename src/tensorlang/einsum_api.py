@@ -452,11 +452,15 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
         raise EinsumError("contract_expression takes the subscripts as a string")
     check_operands(shapes, len(shapes))
     fixed: dict[int, np.ndarray] = {}
+    if isinstance(constants, np.ndarray) and constants.ndim == 1 and constants.dtype.kind in "iu":
+        constants = constants.tolist()  # (positions as an integer array, as opt_einsum takes them)
     if not isinstance(constants, (list, tuple, set, frozenset, range, type(None))):
         raise EinsumError(f"constants is a list of operand positions, got {constants!r:.60}")
     for k in constants or ():
         if not is_integer(k, 0, len(shapes) - 1):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
+        if isinstance(shapes[k], np.generic) and shapes[k].dtype.kind in "biufc":  # (a numpy scalar: a 0-d array)
+            shapes = (*shapes[:k], np.asarray(shapes[k]), *shapes[k + 1:])
         if not isinstance(shapes[k], np.ndarray) or shapes[k].dtype.kind not in "biufc":
             raise EinsumError(f"constants=[{k}]: operand {k} is {repr(shapes[k])[:60]}; a constant's entry is the "
                               "array itself (a numpy array of numbers), not its shape")

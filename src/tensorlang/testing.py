@@ -48,6 +48,7 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
             or not isinstance(fused, (bool, np.bool_)):  # (slack=nan passed every result; fused="no" was true)
         raise error("input", f"slack is a number >= 0 (inf: only ⊥ and infinities checked) and fused a bool, got "
                     f"slack={slack!r:.40}, fused={fused!r:.40}")
+    slack = float(slack) if slack <= float(np.finfo(np.float64).max) else np.inf  # (an int past a float's range: no bound)
     expected = reference(program, inputs, params=params)
     if not isinstance(result, Mapping):
         if len(expected) != 1:

@@ -274,8 +274,9 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     loops_ = _chain(nest.body, variables) if variables else None
     plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
     store_slot = next((n.slot for n in loops_[-1].body if isinstance(n, Store)), None) if loops_ else None
-    if plan is None or all(p is None for p in plan) or store_slot is None:
-        return nest
+    if plan is None or all(p is None for p in plan) or store_slot is None \
+            or any(isinstance(n, Load) and n.slot == store_slot for n in walk(nest.body)):
+        return nest  # (a target whose buffer the statement reads, a temporary's reused: zeroing it first would lose it)
     mapping: dict[str, object] = {}
     loops_of: dict[str, list | int | str] = {}
     for d, p in enumerate(plan):

@@ -5,7 +5,6 @@ rule t-structure (docs/language.md, "Structure annotations").
 
 from __future__ import annotations
 
-import operator
 from typing import Mapping
 
 import numpy as np
@@ -18,7 +17,6 @@ from ...semantics.types import CheckedProgram
 from . import ast
 
 RULE = "t-structure (SPEC §4)"
-_OPS = {"=": operator.eq, "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
 MATRIX_WORDS = ("diagonal", "upper", "lower", "row", "col")
 #: The unique set of a diagonal, upper or lower matrix: ``i1 op i2``.
@@ -65,16 +63,14 @@ def structure_of(decl: ast.Decl) -> Structure | None:
                 if v not in names:
                     raise _fail(f"{v!r} in a where-annotation of {decl.name!r} is no position; its positions are "
                                 f"{', '.join(names) or 'none (a scalar)'}", note.span)
-    for c in conditions:  # a condition on one position must hold at some position of its dimension
-        (left, b), (right, d) = as_terms(c.left), as_terms(c.right)
-        diff = affine((*left, *((v, -a) for v, a in right)), b - d)  # c is diff op 0
+    for c in (c for c in conditions if c.op == "="):  # a fixed position, however written, must lie in its dimension
+        (left, b), (right, d) = as_terms(c.left), as_terms(c.right)  # (inequalities may hold nowhere: a chunk of
+        diff = affine((*left, *((v, -a) for v, a in right)), b - d)  # a Dask run checks its own extent)
         if isinstance(diff, Affine) and len(diff.terms) == 1:
             ((var, a),) = diff.terms
             axis, extent = names.index(var), shape[names.index(var)]
             last = 2 ** 62 if isinstance(extent, Sym) else extent  # (a declaration's bound on elements)
-            # diff is monotone in var: where it holds, if anywhere, reaches an end (or is one point)
-            if not any(1 <= v <= last and _OPS[c.op](a * v + diff.offset, 0)
-                       for v in ((-diff.offset // a,) if c.op == "=" else (1, last))):
+            if not any(1 <= v <= last and a * v + diff.offset == 0 for v in (-diff.offset // a,)):
                 raise _fail(f"{c} holds at no position of dimension {axis + 1} of {decl.name!r} (1..{extent})",
                             note.span)
     text = "where " + ", ".join(str(c) for c in conditions)
