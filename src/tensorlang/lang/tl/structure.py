@@ -68,9 +68,11 @@ def structure_of(decl: ast.Decl) -> Structure | None:
         diff = affine((*left, *((v, -a) for v, a in right)), b - d)  # a Dask run checks its own extent)
         if isinstance(diff, Affine) and len(diff.terms) == 1:
             ((var, a),) = diff.terms
-            axis, extent = names.index(var), shape[names.index(var)]
+            axis = names.index(var)
+            extent = shape[axis]
             last = 2 ** 62 if isinstance(extent, Sym) else extent  # (a declaration's bound on elements)
-            if not any(1 <= v <= last and a * v + diff.offset == 0 for v in (-diff.offset // a,)):
+            position, rest = divmod(-diff.offset, a)  # a * position + offset = 0
+            if rest or not 1 <= position <= last:
                 raise _fail(f"{c} holds at no position of dimension {axis + 1} of {decl.name!r} (1..{extent})",
                             note.span)
     text = "where " + ", ".join(str(c) for c in conditions)
