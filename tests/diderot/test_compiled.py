@@ -400,6 +400,13 @@ def programs(draw) -> str:
                                 "g = real(sum { s.k | s in S.stable });", "g = real(numActive());"]))
     yinit = re.sub(r"\by\b", "x", draw(rexpr(1)))
     create = "{ S(i) | i in 0..5 }" if collection else "[ S(i) | i in 0..5 ]"
+    if draw(st.booleans()):  # a 1-D strand: its pos a real, the queries search it as a vec1
+        for vec, real in (("pos + [0.25 * min(1.0, max(-1.0, x)), 0.0]", "pos + 0.25 * min(1.0, max(-1.0, x))"),
+                          ("pos = [x, y];", "pos = x + y;"), ("sphere(pos + [0.5, 0.0], 1.0)", "sphere(pos + 0.5, 1.0)")):
+            body = body.replace(vec, real)
+        pos = "real pos = real(i) * 0.75;"
+    else:
+        pos = "vec2 pos = [real(i) * 0.75, 0.5];"
     return f"""#version 1.0
 input real p0 = {draw(LIT)};
 real g = 0.0;
@@ -408,7 +415,7 @@ strand S (int i) {{
    int k = i;
    bool f = i % 2 == 1;
    vec2 v = [x, 1.0];
-   vec2 pos = [real(i) * 0.75, 0.5];
+   {pos}
    real y = {yinit};
    output real ox = 0.0;
    output int ok = 0;
@@ -772,3 +779,32 @@ initially { p(i) | i in 0..9 };
     for r in (0.2, 0.1, 0.30000001, 1e-9, 0.0):
         both(p, {"r": r})
     assert both(p, {"r": 0.25}).outputs["seen"].tolist() == [2, 3, 4, 4, 4, 4, 4, 4, 3, 2]
+
+
+@needs_cc
+def test_sphere_queries_of_a_1d_strand_whose_pos_is_a_real_run_in_c():
+    # Diderot's 1-D strands keep their position as a real: the queries search it as a vec1;
+    # the values are diderotc --double's executable's (-N 12 -r 0.3123)
+    text = """#version 1.0
+input int N = 12;
+input real r = 0.5;
+strand particle(real x0) {
+   output real pos = x0;
+   output int n = 0;
+   int steps = 0;
+   update {
+      if (steps >= 10) stabilize;
+      real f = sum { (pos - q.pos) / max(0.01, |pos - q.pos|) | q in sphere(r) };
+      n = sum { 1 | q in sphere(r) };
+      pos += 0.0137 * f;
+      steps += 1;
+   }
+}
+initially { particle(0.1 * real(i)) | i in 0..N-1 };
+"""
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None  # no reason to fall back: C runs it
+    res = both(p, {"r": 0.3123})
+    assert res.outputs["n"].tolist() == [1, 2, 3, 3, 4, 4, 4, 4, 3, 3, 2, 1]
+    assert np.allclose(res.outputs["pos"], [-0.2192, -0.037, 0.1041, 0.2726, 0.3863, 0.5, 0.6, 0.7137, 0.8274,
+                                            0.9959, 1.137, 1.3192], rtol=0, atol=1e-12)

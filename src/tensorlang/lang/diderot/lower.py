@@ -563,8 +563,8 @@ class Lowerer:
         if self.in_sphere:
             raise Unsupported("a sphere query inside another")
         pos = self.c.state.get("pos")
-        if pos is None or pos.kind != "tensor" or len(pos.shape) != 1 or not 1 <= pos.shape[0] <= 3:
-            raise Unsupported("sphere queries without a vec1..vec3 pos")
+        if pos is None or pos.kind != "tensor" or pos.shape not in ((), (1,), (2,), (3,)):
+            raise Unsupported("sphere queries without a real or vec1..vec3 pos")
         center = tuple(self.share(self.expr(dom.args[0])).flat()) if len(dom.args) == 2 else ()
         radius = self.share(self.expr(dom.args[-1])).flat()[0]
         if any(space != "g" for space, _ in _reads([radius])):
@@ -1197,7 +1197,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
             for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
-            if p not in read and p not in ir.shared and not p.startswith("pos.")}
+            if p not in read and p not in ir.shared and not (p == "pos" or p.startswith("pos."))}
     if ir.births or not gone:
         return ir
     tys = {sl.name: sl.ty for sl in ir.state}

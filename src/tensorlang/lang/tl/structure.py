@@ -69,11 +69,9 @@ def structure_of(decl: ast.Decl) -> Structure | None:
         if isinstance(diff, Affine) and len(diff.terms) == 1:
             ((var, a),) = diff.terms
             axis = names.index(var)
-            extent = shape[axis]
-            last = 2 ** 62 if isinstance(extent, Sym) else extent  # (a declaration's bound on elements)
-            position, rest = divmod(-diff.offset, a)  # a * position + offset = 0
-            if rest or not 1 <= position <= last:
-                raise _fail(f"{c} holds at no position of dimension {axis + 1} of {decl.name!r} (1..{extent})",
+            last = 2 ** 62 if isinstance(shape[axis], Sym) else shape[axis]  # (a declaration's bound on elements)
+            if divmod(-diff.offset, a)[1] or not 1 <= -diff.offset // a <= last:  # a * position + offset = 0
+                raise _fail(f"{c} holds at no position of dimension {axis + 1} of {decl.name!r} (1..{shape[axis]})",
                             note.span)
     text = "where " + ", ".join(str(c) for c in conditions)
     return Structure(rank, (tuple(conditions),), False, text)

@@ -80,7 +80,7 @@ class Renderer:
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
         self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
-        pos = {name for name in self.state if name.startswith("pos.")}
+        pos = {name for name in self.state if _is_pos(name)}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
                     for body in (ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
@@ -154,7 +154,7 @@ class Renderer:
             return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
-        base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
+        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space == "n" else arr
         return self.cell(arr, k, base, "n", at)
 
     def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
@@ -365,7 +365,7 @@ class Renderer:
                 if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
                     out.append(f"double sf_{len(self.fwd)} = {self.ex(s.value)};")
                     self.fwd[s.name] = f"sf_{len(self.fwd)}"
-                pos = self.method == "create" and self.still and s.name.startswith("pos.")
+                pos = self.method == "create" and self.still and _is_pos(s.name)
                 out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.fwd.get(s.name) or self.ex(s.value)} : {ref};")
             elif isinstance(s, S.If) and _lane_safe(s.cond):
                 self.conds += 1
@@ -424,7 +424,7 @@ class Renderer:
                 + ["    return " + " : ".join(f"(v_ & {v}) == {v} ? {call.format(v)}" for v in variants[:0:-1]) + f" : {call.format(0)};", "}"])
 
     def pos_slots(self) -> list[str]:
-        return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
+        return sorted((name for name in self.state if _is_pos(name)), key=lambda x: int(x[4:] or 0))
 
     def neighbours(self) -> str:
         """The snapshot of the state at the start of a step, its spatial grid, the query."""
@@ -503,7 +503,7 @@ class Renderer:
             lines += [self.neighbours()] + ([self.block_fill()] if self.blocked else [])
             drop = " ".join(f"{self.row(arr, k, arr, 'n')}[i] = {self.row(arr, k, f'tl_{arr}0', 'tl_n0')}[i];"
                             for arr, k in (self.state[name] for name in ir.shared
-                                           if not (self.still and name.startswith("pos."))))
+                                           if not (self.still and _is_pos(name))))
             lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
                          f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
@@ -957,6 +957,11 @@ def _set_first(body) -> set[str]:
     return written
 
 
+def _is_pos(slot: str) -> bool:
+    """A slot of the position sphere queries search: ``pos.K`` of a vec1..vec3, a 1-D strand's ``real pos``."""
+    return slot == "pos" or slot.startswith("pos.")
+
+
 def _placed(ir: S.StrandIR) -> bool:
     """Creation sets the positions from the grid's iterators, globals and constants only: no
     probe, sequence or other strand read on the way, no jump, no condition that reads one."""
@@ -986,7 +991,7 @@ def _placed(ir: S.StrandIR) -> bool:
     while size != len(bad):  # (a loop carries a read back to its start)
         size = len(bad)
         walk(body, False)
-    return not any(sp not in ("l", "s") or (sp == "s" and name.startswith("pos.")) for sp, name in bad)
+    return not any(sp not in ("l", "s") or (sp == "s" and _is_pos(name)) for sp, name in bad)
 
 
 #: False: every strand is made one by one (the tests compare both ways)
