@@ -768,3 +768,19 @@ def test_einsum_path_docstring_example():
     tl.einsum_path("ea,fb,abcd,gc,hd->efgh", small, small, big, small, small, optimize="greedy")
     path, _ = tl.einsum_path("ntk,kd,dc->nc", rng.random((2, 6, 5)), rng.random((5, 4)), rng.random((4, 3)))
     assert path[0] == "einsum_path" and len(path) == 3
+
+
+@pytest.mark.parametrize("order", ["K", "C", "A", "F"])
+def test_strided_operands(order):
+    """PyTorch's bilinear product of strided operands (every other column): numpy's values
+    and numpy's result layout for each ``order``, on every back end, cached call too."""
+    rng = _rng("strided", order)
+    left, w, right = _data(rng, (5, 10)), _data(rng, (15, 10, 20)), _data(rng, (5, 20))
+    ops = (left[:, ::2], w[:, ::2, ::2], right[:, ::2])
+    expected = np.einsum("bn,Anm,bm->bA", *ops, order=order)
+    for backend in BACKENDS:
+        for _ in range(2):
+            got = tl.einsum("bn,Anm,bm->bA", *ops, order=order, backend=backend)
+            _same(got, expected)
+            assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+                (expected.flags.c_contiguous, expected.flags.f_contiguous)
