@@ -77,7 +77,7 @@ def einsum(*operands, **options):
         if result is not None:
             return result
     elif not options and len(operands) == 2 and operands[0].__class__ is str:
-        return _NUMPY_EINSUM(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
+        return _numpy_einsum(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
     if options and not _EINSUM_ACCEPTS.issuperset(options):
         check_keywords(einsum.__name__, options, _EINSUM_KEYWORDS)
     return _einsum(*operands, **options)
@@ -159,12 +159,14 @@ class EinsumMemoryError(TensorLangError, MemoryError):
         super().__init__("too-large", message)
 
 
-def _numpy_einsum(*operands, **options):
-    """numpy.einsum; a result it cannot allocate is :class:`EinsumMemoryError`, as the compiled path's."""
+def _numpy_einsum(*operands, via=_NUMPY_EINSUM, **options):
+    """numpy.einsum (or ``via``); its refusals as tensorlang's errors of numpy's types (docs/einsum.md, "Errors")."""
     try:
-        return _NUMPY_EINSUM(*operands, **options)
+        return via(*operands, **options)
     except MemoryError as exc:
         raise EinsumMemoryError(f"einsum: {exc}; the result does not fit in memory") from None
+    except Exception as exc:  # noqa: BLE001 - numpy_refusal returns what numpy did not raise as it is
+        raise languages.EINSUM.numpy_refusal(exc) from None
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
@@ -256,18 +258,16 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     result = runner(arrays)
     if out is not None:
         np.copyto(out, result)
-        return out
-    return result
+    return result if out is None else out
 
 
 def _numpy_agrees(exc: TensorLangError, by_numpy):
     """Our reading rejected the call: numpy's verdict decides (its ValueError raises ours;
     its TypeError stays; should numpy accept the call, its result stands)."""
     try:
-        result = by_numpy()
+        return by_numpy()
     except ValueError:
         raise exc from None
-    return result
 
 
 def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize, same: bool = False):
@@ -481,9 +481,9 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
         except (TensorLangError, ValueError, TypeError):  # numpy then says what is wrong
             path = None
         if path is not None:
-            return _NUMPY_EINSUM_PATH(*operands, optimize=path)
-    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else _bounded(optimize, operands),
-                              einsum_call=einsum_call)
+            return _numpy_einsum(*operands, via=_NUMPY_EINSUM_PATH, optimize=path)
+    optimize = "greedy" if optimize is None else _bounded(optimize, operands)
+    return _numpy_einsum(*operands, via=_NUMPY_EINSUM_PATH, optimize=optimize, einsum_call=einsum_call)
 
 
 def _our_path(operands) -> list | None:

@@ -15,7 +15,7 @@ from ..ein_built import LANGUAGE as EIN, check as check_ein
 from ..language import Language
 from .lower import RESULT, lower
 from .program import parse_text, to_text
-from .subscripts import EinsumError, Spec, from_sublists, parse
+from .subscripts import EinsumError, Spec, from_sublists, numpy_refusal, parse
 
 
 def check(spec: Spec) -> CheckedProgram:
@@ -41,4 +41,4 @@ LANGUAGE = Language(
     description="numpy.einsum's subscripts with the operands' shapes ('ij,jk->ik : [2 3] [3 4]')",
 )
 
-__all__ = ["EinsumError", "LANGUAGE", "RESULT", "Spec", "check", "from_sublists", "lower", "parse", "to_text"]
+__all__ = ["EinsumError", "LANGUAGE", "RESULT", "Spec", "check", "from_sublists", "lower", "numpy_refusal", "parse", "to_text"]

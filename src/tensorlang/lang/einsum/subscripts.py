@@ -36,6 +36,46 @@ class EinsumTypeError(TensorLangError, TypeError):
         super().__init__("input", message)
 
 
+class EinsumKeyError(TensorLangError, KeyError):
+    """numpy's KeyError (an ``optimize=`` name it does not know), with tensorlang's code."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+    __str__ = TensorLangError.__str__  # (KeyError's would quote the message)
+
+
+class EinsumIndexError(TensorLangError, IndexError):
+    """numpy's IndexError (a path naming an operand that is not there), with tensorlang's code."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+
+class EinsumRuntimeError(TensorLangError, RuntimeError):
+    """numpy's RuntimeError (a path that leaves operands uncontracted), with tensorlang's code."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+
+def numpy_refusal(exc: Exception) -> Exception:
+    """numpy.einsum's (or einsum_path's) refusal of a call as tensorlang's error of the same
+    type, numpy's message kept; ``exc`` itself where numpy did not raise it (an object
+    array's element, a user's array type) or it is no refusal."""
+    module = type(exc).__module__
+    if isinstance(exc, TensorLangError) or not (module == "builtins" or module.startswith("numpy")):
+        return exc
+    for base, ours in ((ValueError, EinsumError), (TypeError, EinsumTypeError), (KeyError, EinsumKeyError),
+                       (IndexError, EinsumIndexError), (RuntimeError, EinsumRuntimeError)):
+        if isinstance(exc, base):
+            args = exc.args
+            text = args[0] % args[1:] if isinstance(exc, KeyError) and len(args) > 1 and isinstance(args[0], str) \
+                and args[0].count("%s") == len(args) - 1 else " ".join(map(str, args)) if args else type(exc).__name__
+            return ours(f"einsum: {text} (numpy.einsum's check)")
+    return exc
+
+
 @dataclass(frozen=True)
 class Spec:
     """One einsum call, resolved against its operands' shapes.
