@@ -225,6 +225,19 @@ def test_structure_annotations(annotation):
     tl.check(f"in var A : [3 3] {annotation}\nout var B : [3 3]\nB = A\n")
 
 
+def test_where_means_zeros_and_symmetric_means_copies():  # spec-notes: `where i1 <= i2 <= i3`
+    import itertools
+    u = RNG.random((3, 3, 3))
+    sym = sum(np.transpose(u, p) for p in itertools.permutations(range(3)))
+    body = "\nin var x : [3]\nout var y : [3]\ny[i] = sum(j,k) B[i,j,k] * x[j] * x[k]\n"
+    x = RNG.random(3)
+    got = tl.compile("in var B : [3 3 3] symmetric" + body, backend="numpy", check_structure=True)(B=sym, x=x)["y"]
+    assert np.allclose(got, np.einsum("ijk,j,k->i", sym, x, x))
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile("in var B : [3 3 3] where i1 <= i2 <= i3" + body, backend="numpy", check_structure=True)(B=sym, x=x)
+    assert info.value.code == "structure"
+
+
 def test_a_broken_promise_names_its_first_position(tmp_path, capsys):
     prog = tmp_path / "s.tl"
     prog.write_text("in var A : [3 3] symmetric\nout var B : [3 3]\nB = A + A\n")
@@ -328,3 +341,12 @@ def test_check_and_einsum():
     assert info.value.code == "assign-shape"
     ops = [RNG.random((3, 3))] * 3 + [RNG.random((2, 3, 3, 3))]
     assert np.allclose(tl.einsum("ia,jb,kc,eabc->eijk", *ops), np.einsum("ia,jb,kc,eabc->eijk", *ops))
+
+
+def test_output_naming_an_existing_directory_is_refused(tmp_path, capsys):  # docs/cli.md, "What run reads"
+    prog = tmp_path / "m.tl"
+    prog.write_text(MATMUL)
+    (tmp_path / "res").mkdir()
+    rc, out, err = cli(capsys, "run", prog, "--random-inputs", "--backend", "interp", "--output", tmp_path / "res")
+    assert rc == 1 and "error[input]" in err and "directory" in err and out == ""  # refused before the run
+    assert not (tmp_path / "res.npz").exists()
