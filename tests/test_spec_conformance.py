@@ -195,6 +195,12 @@ def test_teil_typing(expr, code):
     assert code_of(f"in alloc A : [2 3]\nout alloc R : [2]\nR = {expr}\n", "teil") == code
 
 
+def test_teil_mul_takes_a_scalar_on_the_left():  # spec-notes: TeIL's mul
+    head = "in alloc A : [2 3]\nin alloc s : []\nout alloc R : [2 3]\n"
+    tl.check(head + "R = mul s A\n", lang="teil")
+    assert code_of(head + "R = mul A s\n", "teil") == "shape"
+
+
 # --------------------------------------------------------------------------- section 3: index notation
 def test_index_notation():
     A, B, D = RNG.random((2, 3)), RNG.random((3, 4)), RNG.random((2, 4))
@@ -255,6 +261,10 @@ def test_stur_with_symbols(tmp_path, capsys):
     assert np.allclose(tl.compile(prog, params={"N": 3, "M": 4}, backend="interp")(X=X)["covar"], X.T @ X)
     rc, out, _ = cli(capsys, "run", prog, "--param", "N=3", "--param", "M=4", "--random-inputs", "--backend", "interp")
     assert rc == 0 and "covar  [3 3]" in out
+    promised = prog.read_text() + "X:U(i, j) := (0 <= i < M) * (0 <= j < N) * (i = 0)\n"
+    with pytest.raises(tl.TensorLangError) as info:  # spec-notes: STUR counts positions from 0
+        tl.compile(promised, lang="stur", params={"N": 3, "M": 4}, backend="interp", check_structure=True)(X=X)
+    assert info.value.code == "structure" and "X(1, 0)" in info.value.message
     prog.write_text(prog.read_text().replace("covar:D(j, k) := (0 <= j < N) * (0 <= k < N)\n", ""))
     assert code_of(prog.read_text(), "stur") == "undeclared"  # spec-notes: every tensor has its D fact
 
