@@ -265,8 +265,27 @@ def test_stur_with_symbols(tmp_path, capsys):
     with pytest.raises(tl.TensorLangError) as info:  # spec-notes: STUR counts positions from 0
         tl.compile(promised, lang="stur", params={"N": 3, "M": 4}, backend="interp", check_structure=True)(X=X)
     assert info.value.code == "structure" and "X(1, 0)" in info.value.message
-    prog.write_text(prog.read_text().replace("covar:D(j, k) := (0 <= j < N) * (0 <= k < N)\n", ""))
-    assert code_of(prog.read_text(), "stur") == "undeclared"  # spec-notes: every tensor has its D fact
+
+
+SPEC_COVAR = "symbols: N, M\ncovar(j, k) := X(i, j) * X(i, k)\nX:D(i, j) := (0 <= i < M) * (0 <= j < N)\n"
+
+
+@pytest.mark.parametrize("params", [{"N": 3, "M": 4}, None])
+def test_specs_stur_example_as_written(params):
+    """SPEC section 4's example: covar has no D fact of its own; its indices range as X's do."""
+    X = RNG.random((4, 3))
+    for backend in ("interp", "numpy"):
+        assert np.allclose(tl.compile(SPEC_COVAR, lang="stur", params=params, backend=backend)(X=X)["covar"], X.T @ X)
+    assert tl.check(SPEC_COVAR, lang="stur", params={"N": 3, "M": 4}).context.shapes["covar"] == (3, 3)
+
+
+@pytest.mark.parametrize("src", [
+    "A(i) := B(i)\n",  # an input needs its D fact
+    "A(i) := B(i) * C(i)\nB:D(i) := (0 <= i < 3)\nC:D(i) := (0 <= i < 4)\n",  # i ranges two ways
+    "A(i, j) := B(i) * (j = i)\nB:D(i) := (0 <= i < 3)\n",  # j indexes no tensor
+])
+def test_dimensions_that_no_rule_fixes_are_still_asked_for(src):
+    assert code_of(src, "stur") == "undeclared"
 
 
 # --------------------------------------------------------------------------- section 6: the command line
