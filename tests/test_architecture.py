@@ -486,7 +486,7 @@ TOP_LEVEL_TESTS = {
     "test_run_timing.py": "cli.py", "test_contract_expression.py": "einsum_api.py",
     "test_errors.py": "errors.py", "test_limits.py": "limits.py", "test_missing_inputs.py": "kernel.py", "test_kernel.py": "kernel.py",
     "test_pipeline.py": "pipeline.py", "test_stages.py": "stages.py", "test_testing_api.py": "testing.py",
-    "test_architecture.py": "", "test_packaging.py": "",
+    "test_architecture.py": "", "test_packaging.py": "", "test_spec_conformance.py": "",
 }
 
 #: Folders of tests/ that mirror no package of src/tensorlang/, and why.

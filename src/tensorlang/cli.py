@@ -198,12 +198,12 @@ def _output_target(path: str) -> Path:
     if target.suffix != ".npz":
         target = target.with_name(target.name + ".npz")
     try:
-        is_dir = target.is_dir()
+        is_dir = target if target.is_dir() else Path(path) if Path(path).is_dir() else None  # `--output d`: d, d.npz
         usable = path != "-" and target.parent.is_dir() and os.access(target.parent, os.W_OK)
     except OSError as exc:  # a name too long, say
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     if is_dir:
-        raise TensorLangError("input", f"cannot write output {str(target)!r}: it is a directory")
+        raise TensorLangError("input", f"cannot write output {str(is_dir)!r}: it is a directory")
     if path == "-":
         raise TensorLangError("input", "--output '-' names no .npz file (without --output the results are printed; "
                                        "--json: machine-readable)")

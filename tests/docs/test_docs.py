@@ -104,6 +104,18 @@ def test_the_error_page_lists_every_code_with_its_example_and_fix():
         assert entry.example.rstrip("\n") in page and entry.fix.rstrip("\n") in page, code
 
 
+#: the codes of SPEC.md section 5's table; any other code is a decision of ours
+SPEC_CODES = {"redeclared", "undeclared-assign", "assign-shape", "undeclared", "shape", "dim-range", "syntax",
+              "uninit", "index-extent", "free-index", "repeated-index", "structure", "input"}
+
+
+def test_every_code_beyond_the_specification_is_a_listed_decision():
+    notes = (DOCS / "spec-notes.md").read_text().split("## Error codes beyond the table")[1].split("\n## ")[0]
+    listed = set(re.findall(r"^- `([a-z-]+)`:", notes, re.M))
+    assert SPEC_CODES <= CODES, "a code of the specification's table is gone"
+    assert listed == CODES - SPEC_CODES, "list each code the specification does not name in docs/spec-notes.md"
+
+
 # --------------------------------------------------------------------------- CLI
 def _options(parser: argparse.ArgumentParser) -> set[str]:
     found = set()

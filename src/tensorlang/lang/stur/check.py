@@ -161,8 +161,10 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     shapes: dict[str, tuple] = {}
     for name in (*inputs, *(r.name for r in order)):
         rank = ranks[name]
-        dim = facts["D"].get(name)
-        if dim is None:
+        dim = facts["D"].get(name) or (rank and name in heads and _inferred_dims(heads[name], shapes, symbols)) or None
+        if dim is not None:
+            facts["D"][name] = dim
+        else:
             if rank:
                 span = heads[name].head_span if name in heads else first_use[name]
                 diagnostics.append(Diagnostic(
@@ -299,6 +301,22 @@ def _order(program: ast.Program, heads: Mapping[str, ast.Rule]) -> tuple[ast.Rul
     for rule in program.computations:
         visit(rule.name, ())
     return tuple(heads[n] for n in done)
+
+
+def _inferred_dims(rule: ast.Rule, shapes: Mapping[str, tuple], symbols) -> ast.Rule | None:
+    """The D fact of a computed tensor that has none: each head index ranges as every dimension it
+    indexes in the rule does (SPEC §4: ``covar(j, k) := X(i, j) * X(i, k)``); None where they disagree."""
+    conditions = []
+    for h in rule.args:
+        found = {shapes[f.name][q] for p in rule.products for f in p.factors if isinstance(f, ast.Access)
+                 and f.name in shapes for q, a in enumerate(f.args) if a == h}
+        bound = found.pop() if len(found) == 1 else None
+        if not (isinstance(bound, int) or isinstance(bound, Sym) and bound.name in symbols):
+            return None
+        s = rule.head_span
+        end = ast.INum(bound, s) if isinstance(bound, int) else ast.IName(bound.name, s)
+        conditions.append(ast.Condition((ast.INum(0, s), ast.IName(h, s), end), ("<=", "<"), s))
+    return replace(rule, kind="D", products=(ast.Product(tuple(conditions), rule.span),))
 
 
 def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
