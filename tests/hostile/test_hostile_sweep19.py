@@ -1,0 +1,46 @@
+"""Issue 41, nineteenth sweep: hostile inputs and what new users trip over, on the
+surfaces besides the Diderot front end and einsum, each fixed at its cause and covered here.
+
+* An extent written ``[1e3]`` (meaning 1000) or ``[2n]`` (meaning 2 * n) read as two
+  dimensions, ``[1 e3]`` and ``[2 n]``, with a symbolic size ``e3`` that no input then
+  bound, in the model language, TeIL and CFDlang alike: dimensions written together with
+  nothing between them are error[syntax] saying how to write either meaning.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+
+JOINED = {
+    "tl": "in var A : [{d}]\nout var B : [{d}]\nB = A + A\n",
+    "teil": "in alloc A : [{d}]\nout alloc B : [{d}]\nB = add A A\n",
+    "cfd": "var input A : [{d}]\nvar output B : [{d}]\nB = A + A\n",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(JOINED))
+@pytest.mark.parametrize("dims", ["1e3", "2n", "4 2n", "(n)(n)"])
+def test_dimensions_written_together_are_a_syntax_error_saying_how_to_write_them(lang, dims):
+    if "(" in dims and lang != "tl":
+        pytest.skip("only the model language has size expressions")
+    with pytest.raises(TensorLangError) as err:
+        tl.check(JOINED[lang].format(d=dims), lang=lang)
+    assert err.value.code == "syntax"
+    assert "2*n" in str(err.value) and "1000" in str(err.value)
+    assert "Traceback" not in str(err.value)
+
+
+@pytest.mark.parametrize("lang", sorted(JOINED))
+@pytest.mark.parametrize("dims", ["2 n", "1000", "e3", "n 2", "2,n"])
+def test_dimensions_written_apart_still_declare(lang, dims):
+    if "," in dims and lang != "teil":
+        pytest.skip("only TeIL separates extents by commas")
+    assert tl.check(JOINED[lang].format(d=dims), lang=lang) is not None
+
+
+def test_size_expressions_still_join_their_terms():
+    text = "in var A : [n 2*n (n+1) n*(n)]\nout var B : [n 2*n (n+1) n*(n)]\nB = A + A\n"
+    assert tl.check(text) is not None
