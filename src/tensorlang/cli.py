@@ -281,8 +281,10 @@ MAX_WARM = 50
 
 
 def cmd_run(args) -> int:
-    if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
-        raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
+    if isinstance(args.random_inputs, str):  # --random-inputs=SEED (numpy's generators take no negative one)
+        if not re.fullmatch(r"[0-9]+", args.random_inputs):
+            raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
+        args.random_inputs = int(args.random_inputs)
     target = _output_target(args.output) if args.output is not None else None
     for read in (args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
         with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so)
@@ -663,7 +665,7 @@ COMMANDS: dict[str, tuple[Callable[..., int], str, str, list]] = {
                      help="fill inputs not given otherwise with uniform random numbers in [-1, 1], made to keep "
                           "the structure the program promises for them (zeros, copies); --random-inputs=SEED picks "
                           "the seed (default 0)"),
-                _arg("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS),
+                _arg("--random-seed", dest="random_inputs", help=argparse.SUPPRESS),
                 _arg("--output", metavar="OUT.npz",
                      help="write the results to an .npz archive (.npz is appended if missing)"),
                 _arg("--backend", default="auto", choices=("auto",) + KNOWN,

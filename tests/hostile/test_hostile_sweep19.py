@@ -5,6 +5,9 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   dimensions, ``[1 e3]`` and ``[2 n]``, with a symbolic size ``e3`` that no input then
   bound, in the model language, TeIL and CFDlang alike: dimensions written together with
   nothing between them are error[syntax] saying how to write either meaning.
+* ``tensorlang run p.tl --random-inputs=abc`` was refused by argparse as "argument
+  --random-seed: invalid int value", an option the help does not list: a seed that is
+  no whole number is error[input] naming ``--random-inputs=``, as a negative one was.
 """
 
 from __future__ import annotations
@@ -44,3 +47,22 @@ def test_dimensions_written_apart_still_declare(lang, dims):
 def test_size_expressions_still_join_their_terms():
     text = "in var A : [n 2*n (n+1) n*(n)]\nout var B : [n 2*n (n+1) n*(n)]\nB = A + A\n"
     assert tl.check(text) is not None
+
+
+@pytest.mark.parametrize("seed", ["abc", "1.5", "-1", "", "0x10"])
+def test_a_random_inputs_seed_that_is_no_whole_number_names_the_option_the_user_wrote(tmp_path, capsys, seed):
+    from tensorlang.cli import main
+
+    (tmp_path / "p.tl").write_text("in var A : [2]\nout var B : [2]\nB = A + A\n")
+    assert main(["run", str(tmp_path / "p.tl"), f"--random-inputs={seed}"]) == 1
+    out, err = capsys.readouterr()
+    assert f"--random-inputs={seed}" in err and "error[input]" in err and "--random-seed" not in err, err
+
+
+@pytest.mark.parametrize("seed", ["0", "7", "99999999999999999999999"])
+def test_a_random_inputs_seed_that_is_a_whole_number_runs(tmp_path, capsys, seed):
+    from tensorlang.cli import main
+
+    (tmp_path / "p.tl").write_text("in var A : [2]\nout var B : [2]\nB = A + A\n")
+    assert main(["run", str(tmp_path / "p.tl"), f"--random-inputs={seed}", "--backend", "numpy"]) == 0
+    assert f"seed {seed}" in capsys.readouterr().out
