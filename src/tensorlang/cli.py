@@ -178,7 +178,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
         kernel._check_store_size()  # an absurd program is refused before drawing numbers
-        rng = np.random.default_rng(args.random_inputs)
+        rng = np.random.default_rng(int(args.random_inputs))
         keep = kernel.language.keep_structure
         for name in kernel.inputs + kernel.unassigned_reads:  # unassigned_reads: without qualifiers
             if name not in arrays:
@@ -281,10 +281,8 @@ MAX_WARM = 50
 
 
 def cmd_run(args) -> int:
-    if isinstance(args.random_inputs, str):  # --random-inputs=SEED (numpy's generators take no negative one)
-        if not re.fullmatch(r"[0-9]+", args.random_inputs):
-            raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
-        args.random_inputs = int(args.random_inputs)
+    if args.random_inputs is not None and not re.fullmatch(r"[0-9]+", str(args.random_inputs)):  # (numpy's take none)
+        raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
     for read in (args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
         with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so)

@@ -8,6 +8,10 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
 * ``tensorlang run p.tl --random-inputs=abc`` was refused by argparse as "argument
   --random-seed: invalid int value", an option the help does not list: a seed that is
   no whole number is error[input] naming ``--random-inputs=``, as a negative one was.
+* What new users paste into a model-language program got lark's list of expected tokens:
+  a trailing Python comment (``C = A + B  # add them``), ``s = sum(A)``, and characters
+  from typeset text (U+2212 minus, U+00D7 times, Σ, a no-break space, a zero-width space):
+  each gets a hint saying what tensorlang writes.
 """
 
 from __future__ import annotations
@@ -66,3 +70,30 @@ def test_a_random_inputs_seed_that_is_a_whole_number_runs(tmp_path, capsys, seed
     (tmp_path / "p.tl").write_text("in var A : [2]\nout var B : [2]\nB = A + A\n")
     assert main(["run", str(tmp_path / "p.tl"), f"--random-inputs={seed}", "--backend", "numpy"]) == 0
     assert f"seed {seed}" in capsys.readouterr().out
+
+
+HEAD = "in var A : [3 3]\nin var B : [3 3]\nout var C : [3 3]\nout var s : [ ]\n"
+
+
+@pytest.mark.parametrize("line,said", [
+    ("C = A + B  # add them", "comments start with //"),
+    ("s = sum(A)", "s = sum(i) A[i]"),
+    ("s = sum(A, axis=0)", "s = sum(i) A[i]"),
+    ("C = A \u2212 B", "U+2212"),
+    ("C = A \u00d7 B", "write '*'"),
+    ("C = A\u00a0+ B", "plain space"),
+    ("C = A\u200b + B", "delete it"),
+    ("C[i,j] = \u03a3(k) A[i,k] * B[k,j]", "sum(k)"),
+])
+def test_what_new_users_paste_gets_a_hint(line, said):
+    with pytest.raises(TensorLangError) as err:
+        tl.check(HEAD + line + "\n")
+    assert err.value.code == "syntax" and said in err.value.message, err.value
+
+
+@pytest.mark.parametrize("line", ["C = A # B . [2 3]", "C = (A # B # A) . [[2 3] [4 5]]", "s = sum(i) A[i,i]",
+                                  "C = A - B // it\u2019s \u2212 fine"])
+def test_what_reads_as_tensorlang_still_does(line):
+    target = line.split()[0]
+    head = HEAD.replace("out var s : [ ]\n" if target == "C" else "out var C : [3 3]\n", "")
+    assert tl.check(head + line + "\n") is not None
