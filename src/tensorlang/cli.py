@@ -194,9 +194,7 @@ def _output_target(path: str) -> Path:
     """The file ``--output PATH`` writes, checked before any work (docs/cli.md, "What run reads")."""
     if path.endswith(("/", os.sep)) or Path(path).name in ("", ".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
-    target = Path(path)
-    if target.suffix != ".npz":
-        target = target.with_name(target.name + ".npz")
+    target = Path(path) if Path(path).suffix == ".npz" else Path(path + ".npz")  # (no path ends in / here)
     try:
         is_dir = target.is_dir()
         usable = path != "-" and target.parent.is_dir() and os.access(target.parent, os.W_OK)
@@ -217,6 +215,8 @@ def _save_npz(target: Path, results: dict[str, np.ndarray]) -> str:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=target.parent)
+        os.umask(mask := os.umask(0o022))  # the umask, read (and set back): mkstemp's 0600 is no result's mode
+        os.fchmod(fd, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~mask)
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
             fh.flush()

@@ -12,9 +12,16 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   a trailing Python comment (``C = A + B  # add them``), ``s = sum(A)``, and characters
   from typeset text (U+2212 minus, U+00D7 times, Σ, a no-break space, a zero-width space):
   each gets a hint saying what tensorlang writes.
+* ``tensorlang run p.tl --output r.npz`` wrote ``r.npz`` with mode 0600 whatever the
+  umask (the atomic write's temporary file kept mkstemp's mode), and replaced an existing
+  file's mode with it: a new file gets 0666 less the umask, as ``compile -o`` and numpy's
+  own ``np.savez`` give, and an existing file keeps its mode.
 """
 
 from __future__ import annotations
+
+import os
+import stat
 
 import pytest
 
@@ -97,3 +104,23 @@ def test_what_reads_as_tensorlang_still_does(line):
     target = line.split()[0]
     head = HEAD.replace("out var s : [ ]\n" if target == "C" else "out var C : [3 3]\n", "")
     assert tl.check(head + line + "\n") is not None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_run_output_gets_the_mode_of_a_new_file_and_keeps_an_existing_ones(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    (tmp_path / "p.tl").write_text("in var A : [2]\nout var B : [2]\nB = A + A\n")
+    run = ["run", str(tmp_path / "p.tl"), "--random-inputs", "--backend", "numpy", "-q", "--output"]
+    assert main([*run, str(tmp_path / "new.npz")]) == 0
+    assert stat.S_IMODE((tmp_path / "new.npz").stat().st_mode) == 0o666 & ~_umask()
+    (tmp_path / "old.npz").write_bytes(b"")
+    (tmp_path / "old.npz").chmod(0o640)
+    assert main([*run, str(tmp_path / "old.npz")]) == 0
+    assert stat.S_IMODE((tmp_path / "old.npz").stat().st_mode) == 0o640
+    assert (tmp_path / "old.npz").stat().st_size > 0
