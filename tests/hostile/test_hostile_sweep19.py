@@ -9,7 +9,8 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   --random-seed: invalid int value", an option the help does not list: a seed that is
   no whole number is error[input] naming ``--random-inputs=``, as a negative one was.
 * What new users paste into a model-language program got lark's list of expected tokens:
-  a trailing Python comment (``C = A + B  # add them``), ``s = sum(A)``, and characters
+  a trailing Python comment (``C = A + B  # add them``), ``s = sum(A)``, ``B = A[1]`` or
+  ``B = A[:,1]`` (indices on the right of an operator-form statement), and characters
   from typeset text (U+2212 minus, U+00D7 times, Σ, a no-break space, a zero-width space):
   each gets a hint saying what tensorlang writes.
 * ``tensorlang run p.tl --output r.npz`` wrote ``r.npz`` with mode 0600 whatever the
@@ -91,6 +92,9 @@ HEAD = "in var A : [3 3]\nin var B : [3 3]\nout var C : [3 3]\nout var s : [ ]\n
     ("C = A\u00a0+ B", "plain space"),
     ("C = A\u200b + B", "delete it"),
     ("C[i,j] = \u03a3(k) A[i,k] * B[k,j]", "sum(k)"),
+    ("s = A[1,1]", "s[] = A[1]"),
+    ("C = A[:,1] + B", "C[j] = A[1,j]"),
+    ("C = 2 * A[i,j]", "index form"),
 ])
 def test_what_new_users_paste_gets_a_hint(line, said):
     with pytest.raises(TensorLangError) as err:

@@ -23,6 +23,7 @@ _COMPOUND = re.compile(r"""^\s*(\w+(?:\s*\[[^\]]*\])?)\s*([-+*/])=""")
 _SPLIT_INDICES = re.compile(r"""\b(\w+)\s*\[\s*(\w+)\s*\]\s*\[\s*(\w+)\s*\]""")
 _JUXTAPOSED = re.compile(r"""=.*?(?<![\w.])(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*([A-Za-z_]\w*|\()""")
 _HASH_COMMENT = re.compile(r"""#\s*[A-Za-z_]\w*[ \t]+[A-Za-z_]""")  # '# add them': words no product has
+_INDEXED_RIGHT = re.compile(r"""^\s*(\w+)\s*=[^\[]*?\b[A-Za-z_]\w*\s*\[""")  # B = A[1]: no target indices
 _BARE_SUM = re.compile(r"""(?:(\w+)\s*=\s*)?\bsum\s*\(\s*([A-Za-z_]\w*)\s*(?:,[^)]*)?\)\s*$""")
 #: characters pasted from typeset text, each with what tensorlang writes for it
 _LOOKALIKES = {"\u2212": "write '-'", "\u2013": "write '-'", "\u00d7": "write '*'", "\u00b7": "write '*'",
@@ -79,6 +80,10 @@ def hint(line: str) -> str | None:
     m = _SPLIT_INDICES.search(line)
     if m:
         return f"indices go in one pair of brackets, separated by commas: {m[1]}[{m[2]},{m[3]}]"
+    m = _INDEXED_RIGHT.search(line)
+    if m:
+        return (f"indices on the right need them on the left too (index form): {m[1]}[] = A[1] reads an element, "
+                f"{m[1]}[j] = A[1,j] a row (there are no ':' slices)")
     m = _BARE_SUM.search(line)
     if m:
         return f"a sum is written with its index: {m[1] or 's'} = sum(i) {m[2]}[i]  (sum(i,j) {m[2]}[i,j] for a matrix)"
