@@ -17,13 +17,20 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   umask (the atomic write's temporary file kept mkstemp's mode), and replaced an existing
   file's mode with it: a new file gets 0666 less the umask, as ``compile -o`` and numpy's
   own ``np.savez`` give, and an existing file keeps its mode.
+* A float32 kernel called with a float64 input past float32's range (1e300) converted it
+  to inf with numpy's RuntimeWarning pointing into tensorlang's sources, and where
+  warnings are errors (``-W error``, pytest's ``filterwarnings = error``) the call failed
+  with error[internal] "please report it": the conversion rounds as IEEE does (inf), a
+  value as every computed inf is, with no warning, on every target.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import warnings
 
+import numpy as np
 import pytest
 
 import tensorlang as tl
@@ -128,3 +135,16 @@ def test_run_output_gets_the_mode_of_a_new_file_and_keeps_an_existing_ones(tmp_p
     assert main([*run, str(tmp_path / "old.npz")]) == 0
     assert stat.S_IMODE((tmp_path / "old.npz").stat().st_mode) == 0o640
     assert (tmp_path / "old.npz").stat().st_size > 0
+
+
+@pytest.mark.parametrize("backend", ["interp", "numpy", "c"])
+def test_a_float64_input_past_float32_s_range_is_inf_in_a_float32_kernel_without_a_warning(backend):
+    k = tl.compile("in var A : [4]\ninout var X : [4]\nout var B : [4]\nB = A * 1\nX = X + A\n",
+                   backend=backend, dtype="float32")
+    a = np.array([1e300, -1e300, 1e-300, np.nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = k(A=a, X=a)
+    b = r["B"]
+    assert b.dtype == np.float32 and np.isposinf(b[0]) and np.isneginf(b[1]) and b[2] == 0 and np.isnan(b[3])
+    assert np.isposinf(r["X"][0]) and np.isneginf(r["X"][1])
