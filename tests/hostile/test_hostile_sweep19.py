@@ -22,6 +22,11 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   warnings are errors (``-W error``, pytest's ``filterwarnings = error``) the call failed
   with error[internal] "please report it": the conversion rounds as IEEE does (inf), a
   value as every computed inf is, with no warning, on every target.
+* A STUR D fact with a product that holds nowhere (``(3 <= i < 3) * (0 <= j < 3)``) was
+  refused as "dimension 2 (j) is not bounded" (the bounds' propagation stops at the empty
+  i, leaving j unknown), and a D fact that adds such a product to a good one was refused
+  the same way: a product that holds nowhere adds nothing to the hull, and a D fact of
+  only such products is "dimension 1 is empty".
 """
 
 from __future__ import annotations
@@ -148,3 +153,19 @@ def test_a_float64_input_past_float32_s_range_is_inf_in_a_float32_kernel_without
     b = r["B"]
     assert b.dtype == np.float32 and np.isposinf(b[0]) and np.isneginf(b[1]) and b[2] == 0 and np.isnan(b[3])
     assert np.isposinf(r["X"][0]) and np.isneginf(r["X"][1])
+
+
+STUR = "y(i, j) := S(i, j)\ny:D(i, j) := {d}\nS:D(i, j) := (0 <= i < 3) * (0 <= j < 3)\n"
+
+
+def test_a_stur_dimension_fact_that_holds_nowhere_is_said_to_be_empty():
+    with pytest.raises(TensorLangError) as err:
+        tl.compile(STUR.format(d="(3 <= i < 3) * (0 <= j < 3)"), lang="stur", backend="interp")
+    assert err.value.code == "shape" and "dimension 1 of 'y' is empty" in err.value.message, err.value
+
+
+def test_a_stur_dimension_fact_s_product_that_holds_nowhere_adds_nothing():
+    k = tl.compile(STUR.format(d="(0 <= i < 3) * (0 <= j < 3) + (5 <= i < 2) * (0 <= j)"), lang="stur",
+                   backend="interp")  # (a union: the compiled targets refuse it, error[backend])
+    s = np.arange(9.0).reshape(3, 3)
+    assert k(S=s)["y"].tolist() == s.tolist()
