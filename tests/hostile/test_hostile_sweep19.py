@@ -27,6 +27,9 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   i, leaving j unknown), and a D fact that adds such a product to a good one was refused
   the same way: a product that holds nowhere adds nothing to the hull, and a D fact of
   only such products is "dimension 1 is empty".
+* ``B = A + 1`` (a new user's first program) said only "'+' needs equal shapes (there
+  is no broadcasting)": where one side is a scalar, the message shows the index form
+  that adds it entry by entry (``B[i] = A[i] + 1``).
 """
 
 from __future__ import annotations
@@ -169,3 +172,21 @@ def test_a_stur_dimension_fact_s_product_that_holds_nowhere_adds_nothing():
                    backend="interp")  # (a union: the compiled targets refuse it, error[backend])
     s = np.arange(9.0).reshape(3, 3)
     assert k(S=s)["y"].tolist() == s.tolist()
+
+
+@pytest.mark.parametrize("decl,line,shown", [
+    ("[6 2]", "B = A * 2 + 1", "B[i,j] = A[i,j] + 1"),
+    ("[6]", "B = 1 - A", "B[i] = 1 - A[i]"),
+])
+def test_a_scalar_added_to_a_tensor_is_shown_in_index_form(decl, line, shown):
+    with pytest.raises(TensorLangError) as err:
+        tl.check(f"in var A : {decl}\nout var B : {decl}\n{line}\n")
+    assert err.value.code == "shape" and "no broadcasting" in err.value.message and shown in err.value.message
+    fixed = shown.replace("1", "2 + 1") if "*" in line else shown
+    assert tl.check(f"in var A : {decl}\nout var B : {decl}\n{fixed}\n") is not None
+
+
+def test_tensors_of_different_shapes_get_no_index_form_hint():
+    with pytest.raises(TensorLangError) as err:
+        tl.check("in var A : [6]\nin var C : [2]\nout var B : [6]\nB = A + C\n")
+    assert "no broadcasting)" in err.value.message and "index form" not in err.value.message

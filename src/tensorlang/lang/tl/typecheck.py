@@ -183,6 +183,10 @@ def _t_binary(e: ast.Binary, left: Shape, right: Shape) -> Shape:
         rule, hint = "t-smul", "'*' needs equal shapes or a scalar on one side"
     else:
         rule, hint = "t-elem", f"'{e.op}' needs equal shapes (there is no broadcasting)"
+        if () in (left, right) and len(left or right) <= 8:  # a scalar: index form takes it entry by entry
+            at = ",".join("ijklmnpq"[:len(left or right)])
+            example = f"1 {e.op} A[{at}]" if left == () else f"A[{at}] {e.op} 1"
+            hint = f"{hint[:-1]}; index form takes a scalar entry by entry: B[{at}] = {example})"
     raise error("shape", f"operands of '{e.op}' have types {show(left)} and {show(right)}; {hint}", e.span, rule)
 
 
