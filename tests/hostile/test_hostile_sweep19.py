@@ -9,7 +9,8 @@ surfaces besides the Diderot front end and einsum, each fixed at its cause and c
   --random-seed: invalid int value", an option the help does not list: a seed that is
   no whole number is error[input] naming ``--random-inputs=``, as a negative one was.
 * What new users paste into a model-language program got lark's list of expected tokens:
-  a trailing Python comment (``C = A + B  # add them``), ``s = sum(A)``, ``B = A[1]`` or
+  a trailing Python comment (``C = A + B  # add them``; of one word, ``# add``, it was
+  "'add' is not declared", which now says comments start with //), ``s = sum(A)``, ``B = A[1]`` or
   ``B = A[:,1]`` (indices on the right of an operator-form statement), and characters
   from typeset text (U+2212 minus, U+00D7 times, Σ, a no-break space, a zero-width space):
   each gets a hint saying what tensorlang writes.
@@ -190,3 +191,13 @@ def test_tensors_of_different_shapes_get_no_index_form_hint():
     with pytest.raises(TensorLangError) as err:
         tl.check("in var A : [6]\nin var C : [2]\nout var B : [6]\nB = A + C\n")
     assert "no broadcasting)" in err.value.message and "index form" not in err.value.message
+
+
+def test_a_one_word_python_comment_is_undeclared_saying_how_comments_are_written():
+    with pytest.raises(TensorLangError) as err:
+        tl.check("in var A : [3]\nout var C : [3]\nC = A + A  # double\n")
+    assert err.value.code == "undeclared" and "'double' is not declared" in err.value.message
+    assert "comments start with //" in err.value.message
+    with pytest.raises(TensorLangError) as err:
+        tl.check("in var A : [3]\nout var C : [3]\nC = Q + A\n")
+    assert "comment" not in err.value.message

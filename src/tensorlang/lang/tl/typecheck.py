@@ -49,6 +49,9 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape], memo: dict[int
         if isinstance(e, ast.Call):  # t-fn
             return t(e.arg)
         if isinstance(e, ast.Outer):  # t-prod: the types concatenate
+            if isinstance(e.right, ast.Var) and e.right.name not in shapes:  # '# note', written as Python's comment
+                raise error("undeclared", f"{e.right.name!r} is not declared (if '# {e.right.name}' is meant as a "
+                            "comment: comments start with //)", e.right.span, "t-var")
             return _rank_bound(t(e.left) + t(e.right), e)
         if isinstance(e, ast.Transpose):
             return _t_trans(e, t(e.expr))
