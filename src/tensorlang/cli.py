@@ -178,7 +178,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
         kernel._check_store_size()  # an absurd program is refused before drawing numbers
-        rng = np.random.default_rng(args.random_inputs)
+        rng = np.random.default_rng(int(args.random_inputs))
         keep = kernel.language.keep_structure
         for name in kernel.inputs + kernel.unassigned_reads:  # unassigned_reads: without qualifiers
             if name not in arrays:
@@ -194,9 +194,7 @@ def _output_target(path: str) -> Path:
     """The file ``--output PATH`` writes, checked before any work (docs/cli.md, "What run reads")."""
     if path.endswith(("/", os.sep)) or Path(path).name in ("", ".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
-    target = Path(path)
-    if target.suffix != ".npz":
-        target = target.with_name(target.name + ".npz")
+    target = Path(path) if Path(path).suffix == ".npz" else Path(path + ".npz")  # (no path ends in / here)
     try:
         is_dir = target if target.is_dir() else Path(path) if Path(path).is_dir() else None  # `--output d`: d, d.npz
         usable = path != "-" and target.parent.is_dir() and os.access(target.parent, os.W_OK)
@@ -217,6 +215,8 @@ def _save_npz(target: Path, results: dict[str, np.ndarray]) -> str:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=target.parent)
+        os.umask(mask := os.umask(0o022))  # the umask, read (and set back): mkstemp's 0600 is no result's mode
+        os.fchmod(fd, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~mask)
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
             fh.flush()
@@ -281,7 +281,7 @@ MAX_WARM = 50
 
 
 def cmd_run(args) -> int:
-    if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
+    if args.random_inputs is not None and not re.fullmatch(r"[0-9]+", str(args.random_inputs)):  # (numpy's take none)
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
     for read in (args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
@@ -663,7 +663,7 @@ COMMANDS: dict[str, tuple[Callable[..., int], str, str, list]] = {
                      help="fill inputs not given otherwise with uniform random numbers in [-1, 1], made to keep "
                           "the structure the program promises for them (zeros, copies); --random-inputs=SEED picks "
                           "the seed (default 0)"),
-                _arg("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS),
+                _arg("--random-seed", dest="random_inputs", help=argparse.SUPPRESS),
                 _arg("--output", metavar="OUT.npz",
                      help="write the results to an .npz archive (.npz is appended if missing)"),
                 _arg("--backend", default="auto", choices=("auto",) + KNOWN,

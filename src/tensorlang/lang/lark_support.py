@@ -48,6 +48,8 @@ def extents(tokens, reserved=frozenset()) -> tuple:
     """A declaration's extents: INT tokens as numbers, name tokens as symbolic sizes
     (:class:`~tensorlang.semantics.sizes.Sym`, bound later); a reserved word is no size."""
     found: list = []
+    tokens = list(tokens)
+    apart(tok_span(tok) for tok in tokens)
     for tok in tokens:
         if tok.type == "INT":
             found.append(integer(tok))
@@ -56,6 +58,15 @@ def extents(tokens, reserved=frozenset()) -> tuple:
         else:
             found.append(Sym(str(tok)))
     return tuple(found)
+
+
+def apart(spans: Iterable[Span]) -> None:
+    """Dimensions written with nothing between them (``[1e3]``, ``[2n]``) would read as two,
+    ``[1 e3]`` and ``[2 n]``: error[syntax] at the second, saying how either is written."""
+    for a, b in itertools.pairwise(spans):
+        if (a.end_line, a.end_col) == (b.line, b.col):
+            raise error("syntax", "dimensions written together: write 2*n for a product, 2 n for two "
+                        "dimensions, and an extent as a whole number (1000, not 1e3)", b)
 
 
 def tok_span(tok: Token) -> Span:

@@ -112,6 +112,7 @@ class _ToAst(OperatorForm):
 
     def type_dims(self, lsqb, *rest):
         sizes = tuple(rest[:-1])
+        lark_support.apart(_tok_span(tok) for tok in sizes)
         return _TypeExpr(None, sizes, _cover(lsqb, rest[-1]))
 
     def size(self, tok):

@@ -331,6 +331,8 @@ def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
         cons = [c for f in product.factors if isinstance(f, ast.Condition)
                 for left, op, right in comparisons(f) if (c := constraint(left, op, right, values)) is not None]
         box = propagate(cons, {a: (INF, INF) for a in dim.args})
+        if any(lo is not None and hi is not None and lo > hi for lo, hi in box.values()):
+            continue  # a product that holds nowhere adds nothing to the hull (its other bounds stay unknown)
         for n, a in enumerate(dim.args):
             lo, hi = box[a]
             if lo is None or hi is None:

@@ -22,6 +22,14 @@ _CFDLANG = re.compile(r"""^\s*(?:var\s+(?:input|output)\s+[A-Za-z_]|(?:input|out
 _COMPOUND = re.compile(r"""^\s*(\w+(?:\s*\[[^\]]*\])?)\s*([-+*/])=""")
 _SPLIT_INDICES = re.compile(r"""\b(\w+)\s*\[\s*(\w+)\s*\]\s*\[\s*(\w+)\s*\]""")
 _JUXTAPOSED = re.compile(r"""=.*?(?<![\w.])(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*([A-Za-z_]\w*|\()""")
+_HASH_COMMENT = re.compile(r"""#\s*[A-Za-z_]\w*[ \t]+[A-Za-z_]""")  # '# add them': words no product has
+_INDEXED_RIGHT = re.compile(r"""^\s*(\w+)\s*=[^\[]*?\b[A-Za-z_]\w*\s*\[""")  # B = A[1]: no target indices
+_BARE_SUM = re.compile(r"""(?:(\w+)\s*=\s*)?\bsum\s*\(\s*([A-Za-z_]\w*)\s*(?:,[^)]*)?\)\s*$""")
+#: characters pasted from typeset text, each with what tensorlang writes for it
+_LOOKALIKES = {"\u2212": "write '-'", "\u2013": "write '-'", "\u00d7": "write '*'", "\u00b7": "write '*'",
+               "\u22c5": "write '*'", "\u2297": "write '#'", "\u00a0": "write a plain space", "\u200b": "delete it",
+               "\ufeff": "delete it", "\uff0b": "write '+'", "\uff1d": "write '='", "\u03a3": "write sum(k)",
+               "\u2211": "write sum(k)"}
 _PYTHON = re.compile(r"""^\s*(import\s+\w|from\s+\w+\s+import\b|def\s+\w+\s*\(|for\s+\w+\s+in\b|return\b|print\s*\(|class\s+\w+)""")
 
 #: The most characters of a line the hint reads: its patterns backtrack, at a cost up to
@@ -61,7 +69,7 @@ def hint(line: str) -> str | None:
     m = _PAIR_COMMAS.search(line)
     if m:
         return f"a dimension pair is written without a comma: [{m[1]} {m[2]}]"
-    if line.lstrip().startswith("#") or "/*" in line:
+    if line.lstrip().startswith("#") or "/*" in line or _HASH_COMMENT.search(line):
         return "comments start with // and run to the end of the line ('#' is the outer product)"
     if _CFDLANG.search(line):
         return ("this is CFDlang's dialect; the model language declares 'in var A : [3 3]' (out, inout): "
@@ -72,6 +80,16 @@ def hint(line: str) -> str | None:
     m = _SPLIT_INDICES.search(line)
     if m:
         return f"indices go in one pair of brackets, separated by commas: {m[1]}[{m[2]},{m[3]}]"
+    m = _INDEXED_RIGHT.search(line)
+    if m:
+        return (f"indices on the right need them on the left too (index form): {m[1]}[] = A[1] reads an element, "
+                f"{m[1]}[j] = A[1,j] a row (there are no ':' slices)")
+    m = _BARE_SUM.search(line)
+    if m:
+        return f"a sum is written with its index: {m[1] or 's'} = sum(i) {m[2]}[i]  (sum(i,j) {m[2]}[i,j] for a matrix)"
+    pasted = next((c for c in line if c in _LOOKALIKES), None)
+    if pasted is not None:
+        return f"U+{ord(pasted):04X} is a character of typeset text: {_LOOKALIKES[pasted]}"
     m = _JUXTAPOSED.search(line)
     if m:
         return f"a product is written with '*': {m[1]} * {m[2]}{'...)' if m[2] == '(' else ''}"

@@ -109,6 +109,7 @@ class _ToAst(OperatorForm):
 
     def shape(self, lsqb, *rest):
         dims, rsqb = tuple((extent_of(poly), span) for poly, span in rest[:-1]), rest[-1]
+        lark_support.apart(span for _, span in dims)
         for extent, span in dims:
             if never_positive(extent) and not isinstance(extent, int):
                 raise error("shape", f"the size expression {extent} is below 1 for every value of its sizes",

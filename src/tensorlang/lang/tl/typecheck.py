@@ -49,6 +49,9 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape], memo: dict[int
         if isinstance(e, ast.Call):  # t-fn
             return t(e.arg)
         if isinstance(e, ast.Outer):  # t-prod: the types concatenate
+            if isinstance(e.right, ast.Var) and e.right.name not in shapes:  # '# note', written as Python's comment
+                raise error("undeclared", f"{e.right.name!r} is not declared (if '# {e.right.name}' is meant as a "
+                            "comment: comments start with //)", e.right.span, "t-var")
             return _rank_bound(t(e.left) + t(e.right), e)
         if isinstance(e, ast.Transpose):
             return _t_trans(e, t(e.expr))
@@ -183,6 +186,10 @@ def _t_binary(e: ast.Binary, left: Shape, right: Shape) -> Shape:
         rule, hint = "t-smul", "'*' needs equal shapes or a scalar on one side"
     else:
         rule, hint = "t-elem", f"'{e.op}' needs equal shapes (there is no broadcasting)"
+        if () in (left, right) and len(left or right) <= 8:  # a scalar: index form takes it entry by entry
+            at = ",".join("ijklmnpq"[:len(left or right)])
+            example = f"1 {e.op} A[{at}]" if left == () else f"A[{at}] {e.op} 1"
+            hint = f"{hint[:-1]}; index form takes a scalar entry by entry: B[{at}] = {example})"
     raise error("shape", f"operands of '{e.op}' have types {show(left)} and {show(right)}; {hint}", e.span, rule)
 
 
