@@ -166,7 +166,7 @@ def _numpy_einsum(*operands, via=_NUMPY_EINSUM, **options):
     except MemoryError as exc:
         raise EinsumMemoryError(f"einsum: {exc}; the result does not fit in memory") from None
     except Exception as exc:  # noqa: BLE001 - numpy_refusal returns what numpy did not raise as it is
-        raise languages.EINSUM.numpy_refusal(exc) from None
+        raise languages.EINSUM.numpy_refusal(exc, operands) from None
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:

@@ -784,3 +784,36 @@ def test_strided_operands(order):
             _same(got, expected)
             assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
                 (expected.flags.c_contiguous, expected.flags.f_contiguous)
+
+
+def test_a_refusal_keeps_numpys_whole_message():
+    """numpy's message as it prints (str of the exception), not its first argument alone."""
+    s = np.array([["a", "b"], ["c", "d"]])
+    with pytest.raises(TypeError, match="did not contain a loop with signature matching types"):
+        tl.einsum("ij,jk,kl->il", s, s, s, optimize=True)
+    with pytest.raises(TypeError, match="cannot use operands with types"):
+        tl.einsum("i,j->ij", np.array([1, 2], "M8[D]"), np.ones(2), optimize=True)
+
+
+class _OwnArray:
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError("the user's own")
+
+
+def test_what_numpy_did_not_raise_passes_unchanged():
+    """An object array's element's error and a user's ``__array__``'s are theirs, not a refusal."""
+    none = np.array([None, None], object)
+    with pytest.raises(TypeError) as caught:
+        tl.einsum("i,i->", none, none)
+    assert not isinstance(caught.value, tl.TensorLangError)
+    with pytest.raises(ValueError, match="^the user's own$") as caught:
+        tl.einsum("i,i->", _OwnArray(), np.ones(2))
+    assert not isinstance(caught.value, tl.TensorLangError)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.complex64])
+def test_a_call_too_large_to_index_is_a_value_error_whatever_the_dtype(dtype):
+    a = np.ones(100_000, dtype)
+    with pytest.raises(ValueError) as caught:
+        tl.einsum("i,j,k,l->ijkl", a, a, a, a)
+    assert isinstance(caught.value, tl.TensorLangError) and caught.value.code == "too-large"

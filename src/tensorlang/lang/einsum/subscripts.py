@@ -9,12 +9,14 @@ The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``; docs/einsum.
 from __future__ import annotations
 
 import math
+import os
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ...errors import TensorLangError, error
+from ...errors import TensorLangError
 from ...semantics.types import MAX_ELEMENTS
 
 LETTERS = frozenset(string.ascii_letters)
@@ -59,20 +61,43 @@ class EinsumRuntimeError(TensorLangError, RuntimeError):
         super().__init__("input", message)
 
 
-def numpy_refusal(exc: Exception) -> Exception:
+#: where numpy's and tensorlang's Python code lies: an exception raised in other Python code is the user's
+_LIBRARIES = (os.path.dirname(np.__file__), str(Path(__file__).parents[2]))
+
+
+class EinsumTooLargeError(TensorLangError, ValueError):
+    """error[too-large]: a call whose shapes no machine can index; a ValueError, as numpy's
+    "iterator is too large"."""
+
+    def __init__(self, message: str):
+        super().__init__("too-large", message)
+
+
+def numpy_refusal(exc: Exception, operands: tuple = ()) -> Exception:
     """numpy.einsum's (or einsum_path's) refusal of a call as tensorlang's error of the same
-    type, numpy's message kept; ``exc`` itself where numpy did not raise it (an object
-    array's element, a user's array type) or it is no refusal."""
+    type, numpy's message kept; ``exc`` itself where numpy did not raise it or it is no
+    refusal: a class of the user's, an object array's element's, or raised in Python code
+    outside numpy (a user's ``__array__``)."""
     module = type(exc).__module__
-    if isinstance(exc, TensorLangError) or not (module == "builtins" or module.startswith("numpy")):
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = frame.tb_frame.f_code.co_filename if frame is not None else ""
+    if isinstance(exc, TensorLangError) or not (module == "builtins" or module.startswith("numpy")) \
+            or any(getattr(getattr(op, "dtype", None), "kind", "") == "O" for op in operands) \
+            or (where != "" and not where.startswith(_LIBRARIES)):
         return exc
+    text = str(exc)
+    if isinstance(exc, KeyError):  # (str would quote the message)
+        args = exc.args
+        text = args[0] % args[1:] if len(args) > 1 and isinstance(args[0], str) and args[0].count("%s") == len(args) - 1 \
+            else " ".join(map(str, args)) if args else type(exc).__name__
+    if isinstance(exc, ValueError) and ("too large" in text or "too big" in text):
+        return EinsumTooLargeError(f"einsum: {text} (numpy.einsum's check)")
     for base, ours in ((ValueError, EinsumError), (TypeError, EinsumTypeError), (KeyError, EinsumKeyError),
                        (IndexError, EinsumIndexError), (RuntimeError, EinsumRuntimeError)):
         if isinstance(exc, base):
-            args = exc.args
-            text = args[0] % args[1:] if isinstance(exc, KeyError) and len(args) > 1 and isinstance(args[0], str) \
-                and args[0].count("%s") == len(args) - 1 else " ".join(map(str, args)) if args else type(exc).__name__
-            return ours(f"einsum: {text} (numpy.einsum's check)")
+            return ours(f"einsum: {text or type(exc).__name__} (numpy.einsum's check)")
     return exc
 
 
@@ -223,7 +248,7 @@ def parse(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -> Spec:
         output = broadcast + tuple(sorted(label for label, n in counts.items() if n == 1))
     for shape in (*shapes, tuple(sizes[label] for label in output)):  # as the checker's declarations
         if math.prod(int(n) for n in shape) >= MAX_ELEMENTS:
-            raise error("too-large", f"einsum: shape {tuple(shape)} has more elements than any machine can index (2^62)")
+            raise EinsumTooLargeError(f"einsum: shape {tuple(shape)} has more elements than any machine can index (2^62)")
     return Spec(tuple(terms), output, tuple(sorted(sizes.items())), tuple(tuple(s) for s in shapes))
 
 
