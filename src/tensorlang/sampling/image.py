@@ -560,6 +560,8 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
     checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image)."""
     kind = np.dtype(nrrd.reader._determine_datatype(header))
+    if str(header["encoding"]).lower() == "hex":
+        return _hex_samples(nrrd, header, fh, name)
     if kind.kind not in "iu" or kind.itemsize == 8 or str(header["encoding"]).lower() not in ("ascii", "text", "txt"):
         return nrrd.read_data(header, fh, name, index_order="F")
     data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
@@ -568,6 +570,29 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
         raise error("input", f"NRRD image {name!r}: sample {int(bad[0])} is outside the range of its type "
                              f"{header['type']} ({np.iinfo(kind).min}..{np.iinfo(kind).max})")
     return data.astype(kind)
+
+
+def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
+    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): two hex
+    digits a byte, white space anywhere; then read as raw bytes (a byte skip counts decoded bytes)."""
+    import io
+
+    data_file = header.get("datafile", header.get("data file"))
+    source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
+    try:
+        for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
+            source.readline()
+        digits = b"".join(source.read().split())
+    finally:
+        if source is not fh:
+            source.close()
+    try:
+        raw = bytes.fromhex(digits.decode("ascii"))
+    except ValueError:  # (UnicodeDecodeError is one)
+        raise error("input", f"NRRD image {name!r}: its hex data hold a character that is no hex digit, or an odd "
+                             "number of digits") from None
+    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip")}
+    return nrrd.read_data({**plain, "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
 
 
 #: NRRD's sample types, by every spelling the format allows (``block`` is no number)
