@@ -90,6 +90,18 @@ def make(f: Path) -> None:
     _unu(f, "resample", "-i", "s2.nrrd", "-s", "x1.5", "x1.25", "-k", "tent", "-o", "s2_resampled.nrrd")
     runs += ["s2_kv.nrrd", "s2_spacing_cell.nrrd", "s2_spacing_node.nrrd", "s2_nospace.nrrd", "s2_permuted.nrrd",
              "s2_resampled.nrrd"]
+    # a hex payload behind a detached header, after a line of text; raw samples at the file's end (byte skip -1);
+    # axes of kind domain; a named space (3 world axes for a 2-D image)
+    (f / "s2_hex.dat").write_bytes(b"a line to skip\n" + (f / "s2_ushort_hex_big.nrrd").read_bytes().split(b"\n\n", 1)[1])
+    _unu(f, "make", "-h", "-i", "s2_hex.dat", "-t", "ushort", "-e", "hex", "-en", "big", "-s", "9", "8", "-k", "space",
+         "space", "-ls", "1", *d2, "-o", "s2_hex.nhdr")
+    (f / "s2_end.dat").write_bytes(b"junk before the samples " + (f / "s2_float_raw_big.nrrd").read_bytes().split(b"\n\n", 1)[1])
+    _unu(f, "make", "-h", "-i", "s2_end.dat", "-t", "float", "-en", "big", "-s", "9", "8", "-k", "space", "space",
+         "-bs", "-1", *d2, "-o", "s2_end.nhdr")
+    base("s2_domain.nrrd", [9, 8], ["domain", "domain"], extra=["-sp", "0.4", "0.35"])
+    base("s2_lps.nrrd", [9, 8], ["space", "space"], extra=["-spc", "LPS", "-orig", "(-1.7,-1.4,0.5)", "-dirs",
+                                                          "(0.5,0.1,0) (-0.05,0.45,0)"])
+    runs += ["s2_hex.nhdr", "s2_end.nhdr", "s2_domain.nrrd", "s2_lps.nrrd"]
     RUNS["probe2"] = runs
     # ---- 1-D and 3-D scalars
     base("s1.nrrd", [12], ["space"], extra=["-spc", "1", "-orig", "(-1.3)", "-dirs", "(0.45)"])
@@ -102,13 +114,18 @@ def make(f: Path) -> None:
     _unu(f, "save", "-i", "tmp.nrrd", "-f", "nrrd", "-e", "gzip", "-en", "big", "-o", "s3_ushort_gz.nrrd")
     base("s3_spacing.nrrd", [7, 7, 6], ["space"] * 3, extra=["-sp", "0.5", "0.45", "0.55", "-cn", "node", "node", "node"])
     _unu(f, "axinsert", "-i", "s2.nrrd", "-a", "2", "-k", "space", "-s", "5", "-o", "s3_axinsert.nrrd")
-    RUNS["probe3"] = ["s3.nrrd", "s3_ushort_gz.nrrd", "s3_spacing.nrrd", "s3_axinsert.nrrd"]
+    base("s3_ras.nrrd", [7, 7, 6], ["space"] * 3, extra=["-spc", "RAS", *d3[2:], "-mf", "(1,0,0) (0,0,1) (0,1,0)",
+                                                           "-spu", "mm", "mm", "mm"])
+    RUNS["probe3"] = ["s3.nrrd", "s3_ushort_gz.nrrd", "s3_spacing.nrrd", "s3_axinsert.nrrd", "s3_ras.nrrd"]
     # ---- vectors, colors and matrices
     dn2 = ["-spc", "2", "-orig", "(-1.7,-1.4)", "-dirs", "none (0.5,0.1) (-0.05,0.45)"]
     dn3 = ["-spc", "3", "-orig", "(-1.5,-1.2,-1.1)", "-dirs", "none (0.5,0.05,0) (0,0.45,0.1) (0.05,0,0.55)"]
     base("v2.nrrd", [9, 8], ["2-vector", "space", "space"], 2, dn2)
     _unu(f, "save", "-i", "v2.nrrd", "-f", "nrrd", "-e", "hex", "-en", "big", "-o", "v2_hex.nrrd")
-    RUNS["probe2v"] = ["v2.nrrd", "v2_hex.nrrd"]
+    _unu(f, "permute", "-i", "v2.nrrd", "-p", "1", "2", "0", "-o", "v2_last.nrrd")  # the vector axis last
+    base("v2_vector.nrrd", [9, 8], ["vector", "space", "space"], 2, dn2)
+    base("v2_list.nrrd", [9, 8], ["list", "space", "space"], 2, dn2)
+    RUNS["probe2v"] = ["v2.nrrd", "v2_hex.nrrd", "v2_last.nrrd", "v2_vector.nrrd", "v2_list.nrrd"]
     base("c2.nrrd", [9, 8], ["3-color", "space", "space"], 3, dn2)
     _unu(f, "convert", "-i", "c2.nrrd", "-t", "uchar", "-o", "c2_uchar.nrrd")
     base("v3in2.nrrd", [9, 8], ["3-vector", "space", "space"], 3, dn2)

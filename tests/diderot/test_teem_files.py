@@ -26,9 +26,18 @@ EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
 
+#: files diderotc's executable refuses that tensorlang reads (docs/diderot.md, "Images"), to the values of the
+#: file with the same samples and the vector axis first, of kind 2-vector
+READ_HERE = {"probe2v v2_last.nrrd": "probe2v v2.nrrd", "probe2v v2_vector.nrrd": "probe2v v2.nrrd",
+             "probe2v v2_list.nrrd": "probe2v v2.nrrd"}
+
+
 def _want(key: str) -> dict:
     """diderotc's run of ``key``: its exit status, what it said, its values (where the executable compiled for
     float samples refused the file's sample type: those of the executable compiled with the file as proxy)."""
+    if key in READ_HERE:
+        assert "nrrdMetaDataNormalize" in EXPECTED[key]["stderr"]
+        key = READ_HERE[key]
     got = EXPECTED[key]
     if "unexpected sample type" in got["stderr"]:
         got = got["proxy"]

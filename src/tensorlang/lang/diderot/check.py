@@ -104,6 +104,8 @@ class Checker:
                 self.function(decl, top)
                 continue
             ty = from_syntax(decl.type)
+            if isinstance(decl, A.InputDecl) and ty.kind in ("field", "kernel"):  # diderotc: "has invalid type"
+                self.fail("shape", f"input {decl.name} is {ty}: an input is a value, a sequence or an image", decl)
             init = decl.default if isinstance(decl, A.InputDecl) else decl.init
             if isinstance(decl, A.GlobalDecl) and decl.param is not None:
                 ty = self.field_fn(decl, ty, top)
@@ -198,8 +200,6 @@ class Checker:
             if sv.output and base.kind not in ("int", "bool", "tensor"):
                 self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
                                    "(or sequences of them), which NRRD files hold", sv, ty)
-        if "pos" in self.c.state and self.c.state["pos"].kind != "tensor":
-            self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
                 else "update method"):  # (diderotc: "missing an update method")
             self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
@@ -505,6 +505,8 @@ class Checker:
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)
+                if self.c.state["pos"].kind != "tensor" or len(self.c.state["pos"].shape) > 1:  # (a name like others elsewhere)
+                    self.fail("shape", f"sphere() needs a pos of type real, vec2 or vec3, not {self.c.state['pos']}", e)
                 tys = [self.expr(a, scope) for a in e.args]
                 if not (len(tys) == 1 or len(tys) == 2 and assignable(self.c.state["pos"], tys[0])) or not is_num(tys[-1]):
                     self.fail("shape", "a sphere query is sphere(r), or sphere(x, r) with x a position as pos is, r a real", e)
