@@ -102,6 +102,15 @@ def make(f: Path) -> None:
     base("s2_lps.nrrd", [9, 8], ["space", "space"], extra=["-spc", "LPS", "-orig", "(-1.7,-1.4,0.5)", "-dirs",
                                                           "(0.5,0.1,0) (-0.05,0.45,0)"])
     runs += ["s2_hex.nhdr", "s2_end.nhdr", "s2_domain.nrrd", "s2_lps.nrrd"]
+    # flipped (a negative direction, the origin moved), cropped, axis minima and maxima, labels, units, thicknesses
+    _unu(f, "flip", "-i", "s2.nrrd", "-a", "0", "-o", "s2_flip.nrrd")
+    _unu(f, "crop", "-i", "s2.nrrd", "-min", "1", "0", "-max", "M", "M-1", "-o", "s2_crop.nrrd")
+    base("tmp.nrrd", [9, 8], ["space", "space"], extra=["-l", "x", "y", "-th", "0.5", "0.5", "-u", "cm", "cm"])
+    text = (f / "tmp.nrrd").read_bytes()  # (unu axinfo -mm crashes in this Teem)
+    (f / "tmp.nrrd").write_bytes(text.replace(b"kinds:", b"axis mins: -1 -0.5\naxis maxs: 2.2 2\ncenterings: node cell\n"
+                                                        b"kinds:", 1))
+    _unu(f, "save", "-i", "tmp.nrrd", "-f", "nrrd", "-o", "s2_minmax.nrrd")
+    runs += ["s2_flip.nrrd", "s2_crop.nrrd", "s2_minmax.nrrd"]
     RUNS["probe2"] = runs
     # ---- 1-D and 3-D scalars
     base("s1.nrrd", [12], ["space"], extra=["-spc", "1", "-orig", "(-1.3)", "-dirs", "(0.45)"])

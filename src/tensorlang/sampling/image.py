@@ -700,6 +700,21 @@ def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> I
                          f"index-to-world transform ({why}); fix them, or pass world= to replace them")
 
 
+def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bool:
+    """Without space directions, ``axis mins`` and ``axis maxs`` of every space axis place the samples, as
+    Teem's ``unu dnorm`` (Diderot's runtime) does, before any spacings: a node-centered axis from min to
+    max, any other cell-centered (its first sample half a cell in); ``m`` set, True; else False."""
+    lo, hi = (np.atleast_1d(np.asarray(header.get(k, [np.nan] * ndim), dtype=np.float64)) for k in ("axis mins", "axis maxs"))
+    if lo.shape != (ndim,) or hi.shape != (ndim,) or not np.all(np.isfinite(lo[space]) & np.isfinite(hi[space])):
+        return False
+    centers = list(header.get("centerings", header.get("centers", [""] * ndim)))
+    for row, a in enumerate(space):
+        n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
+        step = (hi[a] - lo[a]) / (n - 1 if node else n)
+        m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
+    return True
+
+
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     """The index-to-world matrix of an NRRD header's space directions (or spacings; NaN:
     1) and space origin; ValueError where a field given does not fit the image."""
@@ -715,6 +730,8 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
                 raise ValueError(f"the space direction of axis {a}, {row.tolist()}, is not {d} finite numbers "
                                  f"(the image has {d} space axes)")
             m[:d, column] = row  # column a: the world step of index axis a
+    elif _axis_extent(header, space, ndim, m):
+        return m  # (an origin too: Teem's dnorm, which Diderot's runtime runs, takes no space origin here)
     elif header.get("spacings") is not None:
         spacings = np.atleast_1d(np.asarray(header["spacings"], dtype=np.float64))
         if spacings.shape != (ndim,) or np.any(np.isinf(spacings[space])):
