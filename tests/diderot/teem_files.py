@@ -138,7 +138,9 @@ def make(f: Path) -> None:
     base("c2.nrrd", [9, 8], ["3-color", "space", "space"], 3, dn2)
     _unu(f, "convert", "-i", "c2.nrrd", "-t", "uchar", "-o", "c2_uchar.nrrd")
     base("v3in2.nrrd", [9, 8], ["3-vector", "space", "space"], 3, dn2)
-    RUNS["probe2c"] = ["c2.nrrd", "c2_uchar.nrrd", "v3in2.nrrd"]
+    base("sym2.nrrd", [9, 8], ["2D-symmetric-matrix", "space", "space"], 3, dn2)
+    base("rgb2.nrrd", [9, 8], ["RGB-color", "space", "space"], 3, dn2)
+    RUNS["probe2c"] = ["c2.nrrd", "c2_uchar.nrrd", "v3in2.nrrd", "sym2.nrrd", "rgb2.nrrd"]
     base("m2.nrrd", [9, 8], ["2D-matrix", "space", "space"], 4, dn2)
     _unu(f, "save", "-i", "m2.nrrd", "-f", "nrrd", "-e", "gzip", "-en", "big", "-o", "m2_gz.nrrd")
     RUNS["probe2m"] = ["m2.nrrd", "m2_gz.nrrd"]

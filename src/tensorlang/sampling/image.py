@@ -26,6 +26,8 @@ _VOXEL_KINDS = {
     "vector": None, "list": None, "point": None, "covariant-vector": None, "normal": None,
     "2-vector": (2,), "3-vector": (3,), "4-vector": (4,), "3-color": (3,), "4-color": (4,),
     "2d-matrix": (2, 2), "3d-matrix": (3, 3), "quaternion": (4,),
+    # their stored components, as Diderot's runtime reads them (an image(2)[3], an image(3)[6])
+    "2d-symmetric-matrix": (3,), "3d-symmetric-matrix": (6,), "rgb-color": (3,), "rgba-color": (4,),
 }
 _SPACE_KINDS = {"domain", "space", "time"}
 
@@ -641,7 +643,7 @@ def _image_axes(kinds: list[str], sizes: list[int], name: str) -> tuple[int, tup
             continue
         if kind not in _VOXEL_KINDS:
             raise error("input", f"NRRD image {name!r}: axis {a} has kind {kind!r}, which this reader does not "
-                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix)")
+                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix, 2D- and 3D-symmetric-matrix)")
         shape = _VOXEL_KINDS[kind] or (sizes[a],)
         if math.prod(shape) != sizes[a]:
             raise error("input", f"NRRD image {name!r}: axis {a} of kind {kind} has {sizes[a]} samples")
