@@ -140,7 +140,14 @@ def make(f: Path) -> None:
     base("v3in2.nrrd", [9, 8], ["3-vector", "space", "space"], 3, dn2)
     base("sym2.nrrd", [9, 8], ["2D-symmetric-matrix", "space", "space"], 3, dn2)
     base("rgb2.nrrd", [9, 8], ["RGB-color", "space", "space"], 3, dn2)
-    RUNS["probe2c"] = ["c2.nrrd", "c2_uchar.nrrd", "v3in2.nrrd", "sym2.nrrd", "rgb2.nrrd"]
+    base("point2.nrrd", [9, 8], ["point", "space", "space"], 3, dn2)
+    base("normal2.nrrd", [9, 8], ["normal", "space", "space"], 3, dn2)
+    RUNS["probe2c"] = ["c2.nrrd", "c2_uchar.nrrd", "v3in2.nrrd", "sym2.nrrd", "rgb2.nrrd", "point2.nrrd", "normal2.nrrd"]
+    runs = []
+    for kind in ("4-vector", "4-color", "RGBA-color", "quaternion"):
+        base(f"q2_{kind.lower()}.nrrd", [9, 8], [kind, "space", "space"], 4, dn2)
+        runs.append(f"q2_{kind.lower()}.nrrd")
+    RUNS["probe2q"] = runs
     base("m2.nrrd", [9, 8], ["2D-matrix", "space", "space"], 4, dn2)
     _unu(f, "save", "-i", "m2.nrrd", "-f", "nrrd", "-e", "gzip", "-en", "big", "-o", "m2_gz.nrrd")
     RUNS["probe2m"] = ["m2.nrrd", "m2_gz.nrrd"]

@@ -27,9 +27,10 @@ needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no workin
 
 
 #: files diderotc's executable refuses that tensorlang reads (docs/diderot.md, "Images"), to the values of the
-#: file with the same samples and the vector axis first, of kind 2-vector
+#: file with the same samples, the vector axis first, of a kind Diderot's runtime takes
 READ_HERE = {"probe2v v2_last.nrrd": "probe2v v2.nrrd", "probe2v v2_vector.nrrd": "probe2v v2.nrrd",
-             "probe2v v2_list.nrrd": "probe2v v2.nrrd"}
+             "probe2v v2_list.nrrd": "probe2v v2.nrrd", "probe2c point2.nrrd": "probe2c c2.nrrd",
+             "probe2c normal2.nrrd": "probe2c c2.nrrd", "probe2q q2_quaternion.nrrd": "probe2q q2_4-vector.nrrd"}
 
 
 def _want(key: str) -> dict:
