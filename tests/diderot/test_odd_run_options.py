@@ -54,6 +54,7 @@ def _run(args: list[str], folder, monkeypatch) -> tuple[int, str, dict]:
     (["-n", "1", "-n", "2"], {"y.nrrd": [0.0, 1.5, 4.0, 7.5]}),
     (["-a", "1.5e300"], {"y.nrrd": [0.0, 6e300, 1.5e301, 2.7000000000000003e301]}),
     (["-s", "0"], {"y.nrrd": [0.0, 2.0, 5.0, 9.0]}),
+    (["-o", "x.nrrd", "-o", "y2.nrrd"], {"y2.nrrd": [0.0, 2.0, 5.0, 9.0]}),
     (["-s", "2"], {"y-0000.nrrd": [0.0] * 4, "y-0002.nrrd": [0.0, 1.0, 2.0, 3.0], "y-0004.nrrd": [0.0, 2.0, 4.0, 6.0],
                    "y-0006.nrrd": [0.0, 2.0, 5.0, 9.0], "y.nrrd": [0.0, 2.0, 5.0, 9.0]}),
 ])
@@ -71,6 +72,7 @@ def test_snapshots_up_to_a_limit_are_diderotcs_and_the_outputs_stand_as_they_are
 @pytest.mark.parametrize("args, says", [
     (["-o", "nodir/out.nrrd"], "the folder 'nodir' does not exist"),  # diderotc: nrrdSave: couldn't fopen
     (["-print", "nodir/p.txt"], "the folder 'nodir' does not exist"),  # "Error opening print file"
+    (["-o", "."], "it is a directory"),  # nrrdSave: couldn't fopen(".","wb"): Is a directory
     (["-bogus", "1"], "unknown option '-bogus'"),  # "unexpected arg (or unrecognized flag)"
     (["--limit=3", "-zz"], "unknown option '-zz'"),
     (["-a"], "-a expects 1 value, got none"),  # "hit end of line before getting 1 parameter"
