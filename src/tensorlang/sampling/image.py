@@ -26,6 +26,8 @@ _VOXEL_KINDS = {
     "vector": None, "list": None, "point": None, "covariant-vector": None, "normal": None,
     "2-vector": (2,), "3-vector": (3,), "4-vector": (4,), "3-color": (3,), "4-color": (4,),
     "2d-matrix": (2, 2), "3d-matrix": (3, 3), "quaternion": (4,),
+    # their stored components, as Diderot's runtime reads them (an image(2)[3], an image(3)[6])
+    "2d-symmetric-matrix": (3,), "3d-symmetric-matrix": (6,), "rgb-color": (3,), "rgba-color": (4,),
 }
 _SPACE_KINDS = {"domain", "space", "time"}
 
@@ -560,6 +562,8 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
     checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image)."""
     kind = np.dtype(nrrd.reader._determine_datatype(header))
+    if str(header["encoding"]).lower() == "hex":
+        return _hex_samples(nrrd, header, fh, name)
     if kind.kind not in "iu" or kind.itemsize == 8 or str(header["encoding"]).lower() not in ("ascii", "text", "txt"):
         return nrrd.read_data(header, fh, name, index_order="F")
     data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
@@ -568,6 +572,29 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
         raise error("input", f"NRRD image {name!r}: sample {int(bad[0])} is outside the range of its type "
                              f"{header['type']} ({np.iinfo(kind).min}..{np.iinfo(kind).max})")
     return data.astype(kind)
+
+
+def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
+    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): two hex
+    digits a byte, white space anywhere; then read as raw bytes (a byte skip counts decoded bytes)."""
+    import io
+
+    data_file = header.get("datafile", header.get("data file"))
+    source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
+    try:
+        for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
+            source.readline()
+        digits = b"".join(source.read().split())
+    finally:
+        if source is not fh:
+            source.close()
+    try:
+        raw = bytes.fromhex(digits.decode("ascii"))
+    except ValueError:  # (UnicodeDecodeError is one)
+        raise error("input", f"NRRD image {name!r}: its hex data hold a character that is no hex digit, or an odd "
+                             "number of digits") from None
+    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip")}
+    return nrrd.read_data({**plain, "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
 
 
 #: NRRD's sample types, by every spelling the format allows (``block`` is no number)
@@ -616,7 +643,7 @@ def _image_axes(kinds: list[str], sizes: list[int], name: str) -> tuple[int, tup
             continue
         if kind not in _VOXEL_KINDS:
             raise error("input", f"NRRD image {name!r}: axis {a} has kind {kind!r}, which this reader does not "
-                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix)")
+                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix, 2D- and 3D-symmetric-matrix)")
         shape = _VOXEL_KINDS[kind] or (sizes[a],)
         if math.prod(shape) != sizes[a]:
             raise error("input", f"NRRD image {name!r}: axis {a} of kind {kind} has {sizes[a]} samples")
@@ -675,6 +702,21 @@ def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> I
                          f"index-to-world transform ({why}); fix them, or pass world= to replace them")
 
 
+def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bool:
+    """Without space directions, ``axis mins`` and ``axis maxs`` of every space axis place the samples, as
+    Teem's ``unu dnorm`` (Diderot's runtime) does, before any spacings: a node-centered axis from min to
+    max, any other cell-centered (its first sample half a cell in); ``m`` set, True; else False."""
+    lo, hi = (np.atleast_1d(np.asarray(header.get(k, [np.nan] * ndim), dtype=np.float64)) for k in ("axis mins", "axis maxs"))
+    if lo.shape != (ndim,) or hi.shape != (ndim,) or not np.all(np.isfinite(lo[space]) & np.isfinite(hi[space])):
+        return False
+    centers = list(header.get("centerings", header.get("centers", [""] * ndim)))
+    for row, a in enumerate(space):
+        n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
+        step = (hi[a] - lo[a]) / (n - 1 if node else n)
+        m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
+    return True
+
+
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     """The index-to-world matrix of an NRRD header's space directions (or spacings; NaN:
     1) and space origin; ValueError where a field given does not fit the image."""
@@ -690,6 +732,8 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
                 raise ValueError(f"the space direction of axis {a}, {row.tolist()}, is not {d} finite numbers "
                                  f"(the image has {d} space axes)")
             m[:d, column] = row  # column a: the world step of index axis a
+    elif _axis_extent(header, space, ndim, m):
+        return m  # (an origin too: Teem's dnorm, which Diderot's runtime runs, takes no space origin here)
     elif header.get("spacings") is not None:
         spacings = np.atleast_1d(np.asarray(header["spacings"], dtype=np.float64))
         if spacings.shape != (ndim,) or np.any(np.isinf(spacings[space])):

@@ -43,7 +43,7 @@ class Checked:
 
 #: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
 PLACES: dict[type, tuple[tuple[str, ...], str]] = {
-    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global block")),
+    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global update and start blocks")),
     A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"), A.Return: (("function",), "functions")}
 
 
@@ -104,6 +104,8 @@ class Checker:
                 self.function(decl, top)
                 continue
             ty = from_syntax(decl.type)
+            if isinstance(decl, A.InputDecl) and ty.kind in ("field", "kernel"):  # diderotc: "has invalid type"
+                self.fail("shape", f"input {decl.name} is {ty}: an input is a value, a sequence or an image", decl)
             init = decl.default if isinstance(decl, A.InputDecl) else decl.init
             if isinstance(decl, A.GlobalDecl) and decl.param is not None:
                 ty = self.field_fn(decl, ty, top)
@@ -123,9 +125,9 @@ class Checker:
                 self.fail("uninit", f"{decl.name} has no value", decl)
             top.names[decl.name] = self.c.globals[decl.name] = ty
         self.strand_decl(program.strand, top)
-        for block in (program.start, program.initialize, program.update):
-            if block is not None:
-                self.where = "update"
+        for block, where in ((program.start, "update"), (program.initialize, "initialize"), (program.update, "update")):
+            if block is not None:  # (stabilize and die end strands: not in the initialize block, before any)
+                self.where = where
                 self.block(block, _Scope(top, "local"))
         self.create(program.create, top)
         _Inits(self).program(program)
@@ -174,6 +176,9 @@ class Checker:
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
         scope = _Scope(top, "local", {p.name: from_syntax(p.type) for p in decl.params})
+        for i, p in enumerate(decl.params):
+            if p.name in [q.name for q in decl.params[:i]]:
+                self.fail("redeclared", f"{decl.name} has two parameters called {p.name}", p)
         self.where, self.result = "function", from_syntax(decl.result)
         if isinstance(decl.body, A.Block):
             self.block(decl.body, scope)
@@ -195,8 +200,6 @@ class Checker:
             if sv.output and base.kind not in ("int", "bool", "tensor"):
                 self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
                                    "(or sequences of them), which NRRD files hold", sv, ty)
-        if "pos" in self.c.state and self.c.state["pos"].kind != "tensor":
-            self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
                 else "update method"):  # (diderotc: "missing an update method")
             self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
@@ -261,7 +264,7 @@ class Checker:
         if ty is None:
             self.fail("undeclared-assign", f"assignment to undeclared variable {s.name}", s)
         self.c.scopes[id(s)] = kind
-        if kind == "global" and self.where not in ("update",):
+        if kind == "global" and self.where not in ("update", "initialize"):
             self.fail("read-only", f"global {s.name} can only be assigned in the global update block", s)
         if kind == "state" and s.name in self.c.params:
             self.fail("read-only", f"strand parameter {s.name} cannot be assigned", s)
@@ -277,8 +280,11 @@ class Checker:
             self.stmt(s.other, _Scope(scope, "local"))
 
     def s_Foreach(self, s: A.Foreach, scope: _Scope) -> None:
-        self.stmt(s.body, self.bind(s.name, s.domain, scope, True,
-                                    "foreach iterates over a sequence or a set of strands, not {}"))
+        inner = self.bind(s.name, s.domain, scope, True, "foreach iterates over a sequence or a set of strands, not {}")
+        item = inner.names[s.name]
+        if item.kind != "strand" and from_syntax(s.type) != item:  # diderotc: "type mismatch in iterator"
+            self.fail("assign-shape", f"foreach ({from_syntax(s.type)} {s.name} in ...) over items of type {item}", s)
+        self.stmt(s.body, inner)
 
     def s_Return(self, s: A.Return, scope: _Scope) -> None:
         self.expect(self.result or VOID, self.expr(s.value, scope), s.value, "the returned value")
@@ -499,6 +505,8 @@ class Checker:
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)
+                if self.c.state["pos"].kind != "tensor" or len(self.c.state["pos"].shape) > 1:  # (a name like others elsewhere)
+                    self.fail("shape", f"sphere() needs a pos of type real, vec2 or vec3, not {self.c.state['pos']}", e)
                 tys = [self.expr(a, scope) for a in e.args]
                 if not (len(tys) == 1 or len(tys) == 2 and assignable(self.c.state["pos"], tys[0])) or not is_num(tys[-1]):
                     self.fail("shape", "a sphere query is sphere(r), or sphere(x, r) with x a position as pos is, r a real", e)
@@ -554,7 +562,7 @@ class Checker:
         if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.strand.name:
             if dom.name not in SETS:
                 self.fail("undeclared", f"{dom.name} is no set of strands (all, active, stable)", dom)
-            if self.where != "update":
+            if self.where not in ("update", "initialize"):
                 self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
             self.note(dom, Ty("set", name=self.strand.name))
             inner = _Scope(scope, "local", {comp.iter.name: Ty("strand", name=self.strand.name)})

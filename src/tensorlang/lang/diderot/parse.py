@@ -75,8 +75,9 @@ _MADE = {
     "comprehension_arg": lambda c, s: A.Apply(c[0], (A.Comprehension(c[1], c[2], span=s),), span=s),
     "field_fn_decl": lambda c, s: A.GlobalDecl(c[0], str(c[1]), c[3], False, str(c[2]), span=s),
     "state_decl": lambda c, s: A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, span=s),
-    "image_type": lambda c, s: A.TypeSyn("image", c[1], dim=_int(c[0]), span=s),
-    "field_type": lambda c, s: A.TypeSyn("field", c[2], dim=_int(c[1]), k=_int(c[0]) if c[0] is not None else None, span=s),
+    "image_type": lambda c, s: A.TypeSyn("image", c[1], dim=_space(c[0], s), span=s),
+    "field_type": lambda c, s: A.TypeSyn("field", c[2], dim=_space(c[1], s), k=_int(c[0]) if c[0] is not None else None,
+                                         span=s),
     "kernel_type": lambda c, s: A.TypeSyn("kernel", k=_int(c[0]), span=s),
     "value_type": lambda c, s: A.TypeSyn(c[0][0], c[0][1], seq=tuple(c[1:]), span=s),
     "seq_dim": lambda c, s: c[0] if c and c[0] is not None else None,
@@ -92,6 +93,12 @@ _MADE = {
     "global_block": lambda c, s: ("update", c[1]), "start_block": lambda c, s: ("start", c[0]),
     "init_block": lambda c, s: ("initialize", c[0]),
 }
+def _space(tok, span) -> int:
+    if (d := _int(tok)) not in (1, 2, 3):  # diderotc: "invalid dimension; must be 1, 2, or 3"
+        raise error("shape", f"a {d}-D image or field: Diderot's are 1-, 2- or 3-D", span)
+    return d
+
+
 #: Rules whose node holds the rule's children as one tuple (then its span).
 _TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
 
@@ -124,6 +131,8 @@ class _ToAst(Transformer):
             elif isinstance(item, A.Create):
                 create = item
             elif isinstance(item, tuple):  # (its kind, a global block)
+                if item[0] in blocks:
+                    raise error("redeclared", f"a second global {item[0]} block", item[1].span)
                 blocks[item[0]] = item[1]
             else:
                 decls.append(item)
@@ -170,6 +179,9 @@ class _ToAst(Transformer):
         name, params = str(c[0]), c[1]
         state = tuple(x for x in c[2:] if isinstance(x, A.StateDecl))
         methods = tuple(x for x in c[2:] if isinstance(x, tuple))
+        for i, (kind, block) in enumerate(methods):
+            if kind in [m[0] for m in methods[:i]]:
+                raise error("redeclared", f"strand {name} has a second {kind} method", block.span)
         return A.Strand(name, params, state, methods, span=_span(meta))
 
     # ---- types
