@@ -181,6 +181,13 @@ class Kernel(ProgramInterface):
     """``k(A=a, B=b)`` runs the program and returns a dict of results (docs/api.md,
     "Calling a kernel")."""
 
+    __slots__ = ("_c_call",)  # the armed C caller: the C entry reads it at its offset, no look-up (callext.c)
+
+    def __copy__(self):  # the slot too (Unpicklable's copies the instance's dict)
+        twin = super().__copy__()
+        twin._c_call = self._c_call
+        return twin
+
     def _threads_changed(self) -> None:
         caller = getattr(getattr(self, "target", None), "c_call", None)
         if caller is not None:  # the C call path keeps its own copy (it reads no attribute)

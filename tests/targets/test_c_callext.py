@@ -2,6 +2,7 @@
 scalars among it), declining anything else, and giving the same results and the same
 errors as the general path on generated calls; references, the GIL and threads."""
 
+import copy
 import ctypes
 import sys
 import threading
@@ -105,6 +106,35 @@ def test_names_that_are_not_interned_take_the_c_path_too(pad):
     np.testing.assert_allclose(k(**built)["res"], a @ b, rtol=1e-14)
     assert caller.calls == before + 2
     assert caller({names[0]: a, "".join(["righ", "tt"]): b}, None) is None and caller.calls == before + 2
+    out_key = "".join(["ou", "t"])  # "out" not interned: compared, still the targets
+    assert out_key is not sys.intern(out_key)
+    d = np.empty((2, 2))
+    assert k(**built, **{out_key: {names[2]: d}})["res"] is d and caller.calls == before + 3
+    np.testing.assert_allclose(d, a @ b, rtol=1e-14)
+
+
+def test_the_c_entry_reads_the_caller_from_its_slot():
+    """``_c_call`` is a slot of Kernel (``__slots__``): the C entry reads it at its offset
+    with no look-up; a copy keeps its caller, an instance of a subclass finds it by the
+    attribute look-up."""
+    from tensorlang.kernel import Kernel
+
+    assert type(Kernel.__dict__["_c_call"]).__name__ == "member_descriptor"
+    k = _c_kernel(MATMUL)
+    a, b = np.random.default_rng(0).uniform(-1, 1, (2, 3)), np.random.default_rng(1).uniform(-1, 1, (3, 2))
+    k(A=a, B=b)
+    caller, c = k._c_call, np.empty((2, 2))
+    before = caller.calls
+    twin = copy.copy(k)
+    assert twin._c_call is caller and twin(A=a, B=b, out={"C": c})["C"] is c and caller.calls == before + 1
+
+    class Sub(type(k)):
+        pass
+
+    sub = copy.copy(k)
+    sub.__class__ = Sub
+    np.testing.assert_allclose(sub(A=a, B=b)["C"], a @ b, rtol=1e-14)
+    assert caller.calls == before + 2
 
 
 def test_a_kernel_call_runs_no_python_frame():

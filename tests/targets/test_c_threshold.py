@@ -425,3 +425,17 @@ def test_the_teams_own_spinning_workers_are_not_counted_as_other_work(tmp_path):
     assert spinning[1:5] == [1, 1, 2, 0]
     # busy cores count only where two samples in a row saw them (tl_steady)
     assert spinning[5:] == [1, 1, 1, 1, 2, 2, 1, 1, 3, 1]
+
+
+def test_a_step_without_parallel_loops_asks_openmp_nothing(monkeypatch):
+    """A step whose loops all run on one thread calls no ``omp_get_max_threads`` per call
+    (a 2x2 product's call: docs/performance.md, "The 2×2 call below numba's"); a parallel one does."""
+    small = tl.compile(SMALL, backend="c", threads=2).code("c")
+    assert "omp_get_max_threads" not in small and "(void)nthreads;" in small
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")
+    threshold.clear()
+    try:
+        code = tl.compile(SMALL, backend="c", threads=2).code("c")
+        assert "omp_get_max_threads" in code and "num_threads(tl_threads)" in code
+    finally:
+        threshold.clear()

@@ -474,14 +474,18 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     params += [f"const real *v{slot}_in" for slot in inputs] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
     lines += [f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */" for slot in slots]
-    lines += ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();", "#else",
-              "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
+    threads_at = len(lines)  # the team's size goes here where a loop asks for it (below)
     lines += [_copy_input(slot, printer.storage[slot], printer.itemsize) if slot not in reading else
               f"    /* v{slot}_in: read until the first assignment of v{slot} (in place: v{slot}_in == v{slot}) */"
               for slot in inputs]
     for nest in nests:
         printer.reads = {slot: f"v{slot}_in" for slot in nest.inputs}
         printer.nest(nest, lines)
+    if any("tl_threads" in line for line in lines[threads_at:]):  # else no call of omp_get_max_threads per call
+        lines[threads_at:threads_at] = ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();",
+                                        "#else", "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
+    else:
+        lines.insert(threads_at, "    (void)nthreads;")
     lines += ["    return 0;", "}"]
     # the parallel loops' bodies: declared before the step, defined after it in the order it runs them
     text = "\n".join(lines) + "\n"

@@ -128,16 +128,27 @@ static int takes(Caller *c, int n, int results) {
     return c->role[n] == R_INOUT || c->role[n] == (results ? R_OUT : R_IN);
 }
 
+/* the slot whose interned name is key among the inputs or the results (takes), -1 if none */
+static int slot_interned(Caller *c, PyObject *key, int results) {
+    for (int n = 0; n < c->nslots; n++)
+        if (c->name[n] == key && takes(c, n, results)) return n;
+    return -1;
+}
+
+/* whether key is a str equal to value, an interned one; an interned key: the pointers decided */
+static int same_str(PyObject *key, PyObject *value) {
+    if (key == value || !PyUnicode_Check(key) || PyUnicode_CHECK_INTERNED(key)) return key == value;
+    int equal = PyUnicode_Compare(key, value) == 0;
+    if (PyErr_Occurred()) PyErr_Clear();
+    return equal;
+}
+
 /* the slot named key among the inputs or the results (takes), -1 if none; interned names first */
 static int slot_named(Caller *c, PyObject *key, int results) {
-    int n;
-    for (n = 0; n < c->nslots; n++)
-        if (takes(c, n, results) && c->name[n] == key) return n;
-    if (!PyUnicode_Check(key)) return -1;
-    for (n = 0; n < c->nslots; n++)
-        if (takes(c, n, results) && PyUnicode_Compare(c->name[n], key) == 0) return n;
-    if (PyErr_Occurred()) PyErr_Clear();
-    return -1;
+    int n = slot_interned(c, key, results);
+    for (int m = 0; n < 0 && m < c->nslots; m++)
+        if (takes(c, m, results) && same_str(key, c->name[m])) n = m;
+    return n;
 }
 
 /* The kernel's function over the buffers p (without the GIL where large): 0, or -1 and an exception */
@@ -302,7 +313,7 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
     if (PyDict_GET_SIZE(out) == 0) return 1;
     Py_ssize_t pos = 0;
     PyObject *key, *t;
-    while (PyDict_Next(out, &pos, &key, &t)) {
+    for (Py_ssize_t left = PyDict_GET_SIZE(out); left > 0 && PyDict_Next(out, &pos, &key, &t); left--) {
         n = slot_named(c, key, 1);
         if (n < 0 || target[n] != NULL) return 0;
         if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
@@ -325,13 +336,14 @@ static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject *
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     int found = 0;
-    while (PyDict_Next(arrays, &pos, &key, &value)) {
-        if (out != NULL && (key == str_out || (PyUnicode_Check(key) && PyUnicode_Compare(key, str_out) == 0))) {
+    for (Py_ssize_t left = PyDict_GET_SIZE(arrays); left > 0 && PyDict_Next(arrays, &pos, &key, &value); left--) {
+        /* an input's interned name first (the common call), then "out", then names compared */
+        int n = out != NULL && key == str_out ? -1 : slot_interned(c, key, 0);
+        if (n < 0 && out != NULL && same_str(key, str_out)) {
             *out = value;
             continue;
         }
-        int n = slot_named(c, key, 0);
-        if (n < 0) return 0;
+        if (n < 0 && (n = slot_named(c, key, 0)) < 0) return 0;
         if (!fits(c, value, n)) {
             if (c->ndim[n] != 0 || made[n] != NULL || (made[n] = number_array(c, value)) == NULL) return 0;
             value = made[n];
@@ -519,22 +531,16 @@ static PyTypeObject CallerType = {
    raised to `_c_call_raised(exc, kwargs)` (docs/c-backend.md, "Calls"). */
 static PyObject *entry_fallback = NULL;   /* the class's Python __call__ */
 static PyObject *str_c_call = NULL, *str_raised = NULL;
+static PyTypeObject *entry_class = NULL;  /* the class, where `_c_call` is its slot (__slots__) */
+static Py_ssize_t entry_offset = 0;       /* that slot's offset in an instance */
 
 static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (PyTuple_GET_SIZE(args) == 0 && kwargs != NULL && PyDict_CheckExact(kwargs)) {
-        /* the instance's own attribute (Kernel defines no descriptor of that name: a
-           plain dict look-up, without the class's attribute search first) */
-#if PY_VERSION_HEX < 0x030D0000
-        PyObject **dict = _PyObject_GetDictPtr(self);
-        PyObject *caller = dict != NULL && *dict != NULL ? PyDict_GetItemWithError(*dict, str_c_call) : NULL;
-        if (caller != NULL) Py_INCREF(caller);
-        else if (!PyErr_Occurred()) caller = PyObject_GetAttr(self, str_c_call);
-#else   /* the private dict pointer is no API from 3.13 on: the attribute look-up */
-        PyObject *caller = PyObject_GetAttr(self, str_c_call);
-#endif
-        if (caller == NULL) {
-            PyErr_Clear();
-        } else if (Py_TYPE(caller) == &CallerType) {
+        /* the class's slot read at its offset, no look-up (NULL: never set); a subclass's instance: the attribute */
+        PyObject *caller = Py_TYPE(self) == entry_class ? Py_XNewRef(*(PyObject **)((char *)self + entry_offset))
+                                                        : PyObject_GetAttr(self, str_c_call);
+        if (caller == NULL) PyErr_Clear();
+        if (caller != NULL && Py_TYPE(caller) == &CallerType) {
             PyObject *result = call_plain((Caller *)caller, kwargs, NULL, 1);  /* "out" among them */
             Py_DECREF(caller);
             if (result == NULL) {  /* it raised: the class decides (KernelFailed is final) */
@@ -551,7 +557,7 @@ static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             if (result != Py_None) return result;
             Py_DECREF(result);
         } else {
-            Py_DECREF(caller);
+            Py_XDECREF(caller);
         }
     }
     PyObject *bound = PyMethod_New(entry_fallback, self);
@@ -578,6 +584,13 @@ static PyObject *install_entry(PyObject *module, PyObject *args) {
         if (str_c_call == NULL || str_raised == NULL) return NULL;
     }
     Py_XSETREF(entry_fallback, Py_NewRef(fallback));
+    PyObject *member = PyDict_GetItemWithError(cls->tp_dict, str_c_call);  /* borrowed */
+    if (member == NULL && PyErr_Occurred()) return NULL;
+    if (member != NULL && Py_TYPE(member) == &PyMemberDescr_Type
+            && ((PyMemberDescrObject *)member)->d_member->type == T_OBJECT_EX) {
+        Py_XSETREF(entry_class, (PyTypeObject *)Py_NewRef(cls));
+        entry_offset = ((PyMemberDescrObject *)member)->d_member->offset;
+    }
     cls->tp_call = entry_call;
     PyType_Modified(cls);
     Py_RETURN_TRUE;
