@@ -183,9 +183,10 @@ class Kernel(ProgramInterface):
 
     __slots__ = ("_c_call",)  # the armed C caller: the C entry reads it at its offset, no look-up (callext.c)
 
-    def __copy__(self):  # the slot too (Unpicklable's copies the instance's dict)
+    def __copy__(self):  # (Unpicklable's copies the instance's dict) with a runner of its own, which arms the slot
         twin = super().__copy__()
-        twin._c_call = self._c_call
+        twin.runner = Runner(twin)  # (a shared one re-armed the original for the twin's check_structure)
+        twin.runner.arm()
         return twin
 
     def _threads_changed(self) -> None:

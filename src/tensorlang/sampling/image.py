@@ -575,16 +575,22 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
 
 
 def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
-    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): two hex
-    digits a byte, white space anywhere; then read as raw bytes (a byte skip counts decoded bytes)."""
+    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): after the
+    line and byte skips (of the file's bytes, as Teem skips them: hex is no compression), two hex digits a byte,
+    white space anywhere, as many as the samples take (what follows them is not read)."""
     import io
 
     data_file = header.get("datafile", header.get("data file"))
+    skip = int(header.get("byte skip", header.get("byteskip", 0)))
+    if skip < 0:
+        raise error("input", f"NRRD image {name!r}: byte skip {skip} (the data's end) needs raw encoding, not hex")
+    need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * np.dtype(nrrd.reader._determine_datatype(header)).itemsize
     source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
     try:
         for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
             source.readline()
-        digits = b"".join(source.read().split())
+        source.read(skip)
+        digits = b"".join(source.read().split())[:need]
     finally:
         if source is not fh:
             source.close()
@@ -593,7 +599,8 @@ def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     except ValueError:  # (UnicodeDecodeError is one)
         raise error("input", f"NRRD image {name!r}: its hex data hold a character that is no hex digit, or an odd "
                              "number of digits") from None
-    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip")}
+    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip",
+                                                          "byte skip", "byteskip")}
     return nrrd.read_data({**plain, "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
 
 
@@ -707,12 +714,16 @@ def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bo
     Teem's ``unu dnorm`` (Diderot's runtime) does, before any spacings: a node-centered axis from min to
     max, any other cell-centered (its first sample half a cell in); ``m`` set, True; else False."""
     lo, hi = (np.atleast_1d(np.asarray(header.get(k, [np.nan] * ndim), dtype=np.float64)) for k in ("axis mins", "axis maxs"))
-    if lo.shape != (ndim,) or hi.shape != (ndim,) or not np.all(np.isfinite(lo[space]) & np.isfinite(hi[space])):
+    if lo.shape != (ndim,) or hi.shape != (ndim,) or np.any(np.isnan(lo[space]) | np.isnan(hi[space])):
         return False
-    centers = list(header.get("centerings", header.get("centers", [""] * ndim)))
+    centers = header.get("centerings", header.get("centers", [""] * ndim))
+    centers = centers.split() if isinstance(centers, str) else list(centers)  # (pynrrd keeps "centers:" as text)
     for row, a in enumerate(space):
         n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
-        step = (hi[a] - lo[a]) / (n - 1 if node else n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            step = (hi[a] - lo[a]) / (n - 1 if node else n)
+        if not np.isfinite(step + lo[a]):
+            raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
         m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
     return True
 
