@@ -47,7 +47,8 @@ EXTENTS = (1, 2, 3, 5, 7, 13, 16, 17)
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
 #: annotations of an n x n input: whether they promise zeros
 SQUARE = {"symmetric": False, "upper": True, "lower": True, "diagonal": True, "zero": True,
-          "where i1 <= i2": True, "where i2 = i1 + 1": True}
+          "where i1 <= i2": True, "where i2 = i1 + 1": True, "where i1 <= i2 <= i1 + 2": True,
+          "where i1 + 1 >= i2, i2 + 1 >= i1": True, "row(2)": True, "col(1)": True}
 VARS = {"i": "n", "j": "n", "k": "n", "r": "m", "l": "m"}
 SLACK = 32.0
 HAVE_C = "c" in tl.available_backends()
@@ -113,6 +114,10 @@ def wide_programs(draw):
             factors.append(f"eps[{','.join(draw(st.sampled_from(ns)) if ns and draw(st.booleans()) else str(draw(st.integers(1, ext['n']))) for _ in range(ext['n']))}]")
         if draw(st.integers(0, 5)) == 0:
             factors.append(draw(st.sampled_from(["0.5", "2", "-1.5"])))
+        if draw(st.integers(0, 5)) == 0:  # controlled division by an entry (0, ±inf and ⊥ among them)
+            name = draw(st.sampled_from(readable))
+            kinds = decls[name][0] if name in decls else temporaries[name]
+            factors[-1] = f"{factors[-1]} / {access(name, kinds, names)}"
         for v in names:  # every index indexes a tensor
             if not any((f"[{v}" in f or f",{v}" in f) and not f.startswith(("delta", "eps")) for f in factors):
                 factors.append(f"{new_input((VARS[v],))}[{v}]")
@@ -183,7 +188,7 @@ def make_inputs(kernel, ext, seed: int, special: float):
     return inputs
 
 
-def compare(text, name, got, want, bound, dtype, loose: bool, who: str):
+def compare(text, name, got, want, bound, dtype, loose: bool, who: str, flipped_ok: bool = False):
     """``got`` against the reference (``want``, ``bound``): the rules in the module's doc;
     ``loose``: where the reference is ⊥, a compiled target may be defined."""
     got = np.asarray(got)
@@ -195,6 +200,8 @@ def compare(text, name, got, want, bound, dtype, loose: bool, who: str):
     if not loose:
         assert np.isnan(got[nan]).all(), f"{who} {name}: defined where the reference is ⊥\n{got}\n{want}"
     inf = ~nan & np.isinf(want)
+    if flipped_ok:  # KNOWN_GAP: 1 / (c * Σ) where Σ = +0 and c < 0 divides by -0
+        got = np.where(inf & (got == -want), want, got)
     assert np.array_equal(got[inf], want[inf]), f"{who} {name}: infinite entries differ\n{got}\n{want}"
     fin = ~nan & ~inf
     eps = float(np.finfo(dtype).eps)
@@ -265,7 +272,7 @@ def _check_wide(text, params, zeros, opts, seed, special, backends, lang):
             assert all(np.array_equal(cast[k], kept[k], equal_nan=True) for k in cast), f"{backend} wrote an input"
         for name, (want, bound) in store.items():
             compare(text, name, got[name], np.asarray(want, dtype=np.float64), np.asarray(bound, dtype=np.float64),
-                    opts["dtype"], loose, backend)
+                    opts["dtype"], loose, backend, flipped_ok=opts["opt"] and "/" in text)
         if backend == "c":  # out= arrays of the caller's (padded or not): the same numbers
             outs = {name: np.full(np.shape(got[name]), np.nan, dtype=opts["dtype"]) for name in store}
             kernel(**cast, out=outs)
@@ -288,6 +295,8 @@ def _dask(text, opts, cast, params):
     import dask.array as da
     k = tl.compile(text, backend="numpy", dtype=opts["dtype"], opt=opts["opt"])
     chunk = max(1, params["n"] // 2)
+    if params["n"] % 2:  # numpy inputs cut by chunks=, every third chunk a merge of two
+        return {n: np.asarray(v.compute()) for n, v in k.dask(cast, batch="n", chunks=chunk, split_every=2).items()}
     arrays = {name: da.from_array(v, chunks=tuple(min(chunk, s) if s == params["n"] else s for s in v.shape) or ())
               for name, v in cast.items()}
     return {n: np.asarray(v.compute()) for n, v in k.dask(arrays, batch="n").items()}
@@ -358,7 +367,8 @@ def contractions(draw):
     ext = {c: draw(st.sampled_from(EXTENTS)) for c in letters}
     terms = []
     for _ in range(draw(st.integers(2, 3))):
-        terms.append("".join(draw(st.lists(st.sampled_from(letters), min_size=0, max_size=3, unique=True))))
+        terms.append("".join(draw(st.lists(st.sampled_from(letters), min_size=0, max_size=3,
+                                           unique=draw(st.integers(0, 3)) > 0))))  # "ii": a diagonal
     used = sorted(set("".join(terms)))
     out = "".join(draw(st.permutations(used))[:draw(st.integers(0, len(used)))])
     shapes = [tuple(ext[c] for c in t) for t in terms]
@@ -391,3 +401,28 @@ def test_contract_expression_with_constants(case, backend, seed, special):
         bound = np.einsum(subscripts, *finite) * (terms + len(ops))
     has_inf = any(np.isinf(a).any() for a in ops)
     compare(subscripts, "result", got, want, np.broadcast_to(bound, np.shape(want)), "float64", has_inf, backend)
+
+
+# ---------------------------------------------------------------- what the generators found
+KNOWN_GAP = ("docs/optimizer.md 'Exact on ±0': a number or sign taken out of a sum (c * sum(k) a[k]) is -0 "
+             "where the sum as written is +0, kept so that BLAS and mode steps see a scaled product; "
+             "adding + 0 there (passes/normalize.py) fixes it but costs the GEMM step")
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN_GAP)
+@pytest.mark.parametrize("body", ["sum(k) -a[k,i]", "sum(k) (-1 * a[k,i])", "sum(k) ((0 - 1) * a[k,i])",
+                                  "sum(k) (a[1,1] * a[k,i])"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_sign_taken_out_of_a_sum_keeps_the_sums_plus_zero(body, backend):
+    """Σ_k -a[k,i] over zeros is +0 (a sum starts from +0), so 1 / it is +inf; the sum
+    normal form writes it -(Σ_k a[k,i]) = -0 and the optimized targets give -inf (found by
+    test_cfd_programs_with_options_and_specials: ``v3 / ((0 - 1) * v4) . [[0 1]]``, and
+    with a tensor factor by test_wide_programs_every_target)."""
+    if backend not in tl.available_backends():
+        pytest.skip("no C compiler")
+    text = f"in var a : [2 3]\nout var y : [3]\ny[i] = 1 / {body}\n"
+    a = np.array([[-0.0, -0.0, 0.0], [1.0, 2.0, -0.0]]) if "a[1,1]" in body else \
+        np.array([[0.0, -0.0, 0.0], [0.0, 0.0, -0.0]])
+    want = tl.compile(text, backend="interp")(a=a)["y"]
+    assert np.array_equal(want, [np.inf] * 3)
+    assert np.array_equal(tl.compile(text, backend=backend)(a=a)["y"], want)
