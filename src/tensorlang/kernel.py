@@ -390,6 +390,16 @@ class Kernel(ProgramInterface):
         """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` without symbols)."""
         return [dict(self.sizes)]
 
+    @guard
+    def specialize(self, **sizes: int) -> Kernel:
+        """``self`` for its own sizes (as :meth:`SymbolicKernel.specialize`); error[input] for others."""
+        for name, value in sizes.items():
+            if self.sizes.get(name) != value:
+                fixed = ", ".join(f"{k}={v}" for k, v in self.sizes.items()) or "none: every extent is a number"
+                raise error("input", f"this kernel has no size {name!r} = {value!r} to bind (its sizes: {fixed}); "
+                                     "compile the program with that size left symbolic")
+        return self
+
     def _html_parts(self) -> tuple[str, str, str]:
         ran = (html_text("runs on the reference interpreter (the compiled targets cannot lower it)")
                if self.compiled is None else

@@ -1,7 +1,7 @@
 """Found by a review of the merges of the third hostile sweep, the Teem files and the 2×2 call:
 hex NRRD data skipped and read as Teem reads them, ``centers:`` as ``centerings:``, axis
 mins and maxs that give no finite spacing refused, and a copied kernel with a runner of
-its own."""
+its own, and a kernel of fixed sizes specializes to itself."""
 
 from __future__ import annotations
 
@@ -77,3 +77,16 @@ def test_a_copied_kernel_has_a_runner_of_its_own():
     assert twin._c_call is None and twin.runner.c_call is None
     assert (k._c_call is None) == (k.target.c_call is None)
     assert twin(A=a, B=b)["C"].tolist() == k(A=a, B=b)["C"].tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_a_kernel_of_fixed_sizes_specializes_to_itself_and_refuses_others():
+    """``k.specialize(n=3)`` on a kernel whose extents are numbers was Python's AttributeError."""
+    k = tl.compile(MATMUL)
+    assert k.specialize() is k
+    with pytest.raises(tl.TensorLangError, match="no size 'n' = 3") as caught:
+        k.specialize(n=3)
+    assert caught.value.code == "input"
+    bound = tl.compile("in var A : [n 3]\nout var B : [n 3]\nB = A\n", params={"n": 4})
+    assert bound.specialize(n=4) is bound
+    with pytest.raises(tl.TensorLangError, match="its sizes: n=4"):
+        bound.specialize(n=5)
