@@ -561,10 +561,10 @@ def read_nrrd(name: str, raw: bytes | None = None):
 def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
     checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image)."""
-    kind = np.dtype(nrrd.reader._determine_datatype(header))
-    if str(header["encoding"]).lower() == "hex":
-        return _hex_samples(nrrd, header, fh, name)
-    if kind.kind not in "iu" or kind.itemsize == 8 or str(header["encoding"]).lower() not in ("ascii", "text", "txt"):
+    kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
+    if encoding == "hex":
+        return _hex_samples(nrrd, header, fh, name, kind.itemsize)
+    if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
         return nrrd.read_data(header, fh, name, index_order="F")
     data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
     bad = data[(data < np.iinfo(kind).min) | (data > np.iinfo(kind).max)]
@@ -574,7 +574,7 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     return data.astype(kind)
 
 
-def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
+def _hex_samples(nrrd, header: dict, fh, name: str, itemsize: int) -> np.ndarray:
     """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): after the
     line and byte skips (of the file's bytes, as Teem skips them: hex is no compression), two hex digits a byte,
     white space anywhere, as many as the samples take (what follows them is not read)."""
@@ -584,7 +584,7 @@ def _hex_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     skip = int(header.get("byte skip", header.get("byteskip", 0)))
     if skip < 0:
         raise error("input", f"NRRD image {name!r}: byte skip {skip} (the data's end) needs raw encoding, not hex")
-    need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * np.dtype(nrrd.reader._determine_datatype(header)).itemsize
+    need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * itemsize
     source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
     try:
         for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):

@@ -70,7 +70,7 @@ def structure_of(decl: ast.Decl) -> Structure | None:
             ((var, a),) = diff.terms
             axis = names.index(var)
             last = 2 ** 62 if isinstance(shape[axis], Sym) else shape[axis]  # (a declaration's bound on elements)
-            if divmod(-diff.offset, a)[1] or not 1 <= -diff.offset // a <= last:  # a * position + offset = 0
+            if -diff.offset % a or not 1 <= -diff.offset // a <= last:  # a * position + offset = 0, a whole position
                 raise _fail(f"{c} holds at no position of dimension {axis + 1} of {decl.name!r} (1..{shape[axis]})",
                             note.span)
     text = "where " + ", ".join(str(c) for c in conditions)
