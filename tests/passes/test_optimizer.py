@@ -330,6 +330,7 @@ RULE_EXAMPLES = {
     "unused-summation-index": "y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])",
     "summation-binding": "y[i] = sum(j) T[i] * M[i,j]",
     "split-independent-factors": "y[i] = sum(j,k) M[i,j] * N[i,k]",
+    "private-summation-index": "y[i] = sum(j,k) M[i,j] * N[j,k]",
 }
 
 
@@ -381,3 +382,23 @@ def test_skipping_a_rule_in_the_api_and_on_the_command_line(tmp_path, capsys):
     assert "delta-elimination" in rules and "sum-normal-form" in rules and "fusion" not in rules
     assert main(["analyze", str(path), "--skip", "sum-normal-form"]) == 0
     assert "delta-elimination" not in capsys.readouterr().out.split("rules")[-1]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+@pytest.mark.parametrize("opt", [True, False])
+def test_a_sum_written_before_a_product_meets_an_infinity_as_one_sum(backend, opt):
+    """(Σ_a x_aak) · y_k: the trace is summed first on every target, as the source says, so an
+    infinite y meets the finite trace (inf), not each term of it (inf − inf = ⊥)."""
+    if backend == "c" and "c" not in tl.available_backends():
+        pytest.skip("no C compiler")
+    text = "var v0 : [1 2 3]\nvar v1 : [2 2 1]\nvar v2 : [1 1 2 3]\nv0 = (v1 . [[0 1]]) # v2 . [[0 1]]\n"
+    v1 = np.zeros((2, 2, 1))
+    v1[0, 0, 0], v1[1, 1, 0] = 1.0, -0.5
+    v2 = np.ones((1, 1, 2, 3))
+    v2[0, 0, 1, 2] = np.inf
+    want = tl.compile(text, backend="interp", lang="cfd")(v1=v1, v2=v2)["v0"]
+    assert want[0, 1, 2] == np.inf
+    got = tl.compile(text, backend=backend, lang="cfd", opt=opt)(v1=v1, v2=v2)["v0"]
+    np.testing.assert_array_equal(got, want)
+    if opt:  # the trace has a statement of its own, read by the product
+        assert "= sum(a) v1[a,a,k]\n" in tl.compile(text, backend=backend, lang="cfd").ir("opt")

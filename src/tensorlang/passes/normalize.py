@@ -169,6 +169,8 @@ UNUSED_SUMMATION_INDEX = Rule("unused-summation-index", "001 eq. (5)",
 SUMMATION_BINDING = Rule("summation-binding", "004 §5.7.3", "a factor free of the summed indices leaves the sum")
 SPLIT_INDEPENDENT_FACTORS = Rule("split-independent-factors", "004 §5.7.3",
                                  "factors sharing no summed index: a product of sums")
+PRIVATE_SUMMATION_INDEX = Rule("private-summation-index", "004 §5.7.3",
+                               "a summed index only one factor of a product reads is summed over that factor")
 
 
 # ------------------------------------------------------------------ sums of products
@@ -470,11 +472,13 @@ def _split_product(sums, factors, ctx: Context) -> ir.Expr | None:
     groups: dict[int, list[int]] = {}
     for n in range(len(factors)):
         groups.setdefault(find(n), []).append(n)
+    private = _private_indices(sums, factors, groups, ctx)
     parts = []
     for members in groups.values():
-        body = product([factors[n] for n in members])
+        body = product([ir.Sum(private[n], factors[n]) if private.get(n) else factors[n] for n in members])
         root = find(members[0])
-        index = tuple((name, extent) for name, extent in sums if name in owner and find(owner[name]) == root)
+        index = tuple((name, extent) for name, extent in sums if name in owner and find(owner[name]) == root
+                      and all(name not in dict(p) for p in private.values()))
         if unused and summing and root == find(summing[0]):
             index, unused = index + tuple(unused), []
         parts.append(ir.Sum(index, body) if index else body)
@@ -489,6 +493,21 @@ def _split_product(sums, factors, ctx: Context) -> ir.Expr | None:
     return ir.Sum(tuple(unused), result) if unused else result
 
 
+def _private_indices(sums, factors, groups, ctx: Context) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Factor -> the summed indices it alone reads in a group of two or more: Σ_ka x_aak y_k is
+    Σ_k (Σ_a x_aak) y_k, fewer flops, and an infinite y_k meets the sum the source wrote, not
+    each of its terms (docs/optimizer.md, "Reassociation")."""
+    private = {}
+    for members in groups.values() if ctx.enabled(PRIVATE_SUMMATION_INDEX) else ():
+        reads = {n: free_indices(factors[n]) for n in members}
+        for n in members if len(members) > 1 else ():
+            others = set().union(*(reads[o] for o in members if o != n))
+            private[n] = tuple((name, extent) for name, extent in sums if name in reads[n] and name not in others)
+    if any(private.values()):
+        ctx.fire(PRIVATE_SUMMATION_INDEX)
+    return private
+
+
 #: The rules the rewrite driver applies, in the order it tries them on a node.
 LOCAL = (CONSTANT_FOLDING, FUNCTION_FOLDING, MULTIPLICATIVE_IDENTITY, MULTIPLY_BY_MINUS_ONE, ADDITIVE_IDENTITY,
          DOUBLE_NEGATION, DELTA_IDENTICAL, DELTA_POSITIONS, EPSILON_REPEATED, EPSILON_POSITIONS,
@@ -496,4 +515,4 @@ LOCAL = (CONSTANT_FOLDING, FUNCTION_FOLDING, MULTIPLICATIVE_IDENTITY, MULTIPLY_B
 
 #: Every rule of normalization: the local ones, then the steps of the normal form.
 RULES = LOCAL + (DISTRIBUTION, DELTA_ELIMINATION, EPSILON_EPSILON, UNUSED_SUMMATION_INDEX, SUMMATION_BINDING,
-                 SPLIT_INDEPENDENT_FACTORS)
+                 SPLIT_INDEPENDENT_FACTORS, PRIVATE_SUMMATION_INDEX)

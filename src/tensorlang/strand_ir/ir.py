@@ -4,8 +4,9 @@ statement lists and each node's meaning: docs/diderot-compiled.md, "From the typ
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
 
 @dataclass(frozen=True)
@@ -231,12 +232,18 @@ def nodes(root, kind: type = object, most: int | None = None) -> list:
         x = todo.pop()
         if isinstance(x, (tuple, list)):
             todo.extend(reversed(x))
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type) and id(x) not in seen:
+        elif (names := _field_names(type(x))) is not None and id(x) not in seen:
             seen.add(id(x))
             if isinstance(x, kind):
                 out.append(x)
-            todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
+            todo.extend([getattr(x, name) for name in reversed(names)])
     return out
+
+
+@functools.cache
+def _field_names(t: Any) -> tuple[str, ...] | None:
+    """A dataclass type's field names, None for any other type."""
+    return tuple(f.name for f in dataclasses.fields(t)) if dataclasses.is_dataclass(t) else None
 
 
 # ---------------------------------------------------------------- printer

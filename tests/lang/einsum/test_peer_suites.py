@@ -766,8 +766,12 @@ def test_einsum_path_docstring_example():
     assert report.split("\n")[0] == "  Complete contraction:  ij,jk,kl->il"
     big, small = rng.random((10, 10, 10, 10)), rng.random((10, 10))
     tl.einsum_path("ea,fb,abcd,gc,hd->efgh", small, small, big, small, small, optimize="greedy")
-    path, _ = tl.einsum_path("ntk,kd,dc->nc", rng.random((2, 6, 5)), rng.random((5, 4)), rng.random((4, 3)))
-    assert path[0] == "einsum_path" and len(path) == 3
+    S, W, V = rng.random((2, 6, 5)), rng.random((5, 4)), rng.random((4, 3))
+    path, _ = tl.einsum_path("ntk,kd,dc->nc", S, W, V)
+    # t, read by S alone, is summed over S first (docs/optimizer.md, private-summation-index)
+    assert path == ["einsum_path", (0,), (0, 2), (0, 1)]
+    for run in (np.einsum, tl.einsum):  # the path as an optimize= of numpy's and ours (JAX's kpmurphy check)
+        np.testing.assert_allclose(run("ntk,kd,dc->nc", S, W, V, optimize=path), np.einsum("ntk,kd,dc->nc", S, W, V))
 
 
 @pytest.mark.parametrize("order", ["K", "C", "A", "F"])

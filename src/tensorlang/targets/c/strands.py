@@ -89,15 +89,16 @@ class Renderer:
         changing = {st.name for st in S.nodes(ir.global_block or (), S.Set) if st.space == "g"}
         #: the queries whose answers are kept (TL_STILL: around the strand's pos, with a
         #: radius of constants and unchanging globals), numbered
+        queries = S.nodes(ir, S.Reduce)
         self.kept = {id(q): k for k, q in enumerate(
-            q for q in S.nodes(ir, S.Reduce) if self.still and q.which == "sphere" and not q.center
+            q for q in queries if self.still and q.which == "sphere" and not q.center
             and q.radius is not None and _steady(q.radius, changing))}
         #: the kept queries of update whose fold reads only the neighbours' snapshot, globals and
         #: constants: folded for a block of strands at once (tl_bk_fill), slot b
         self.blocked = {id(q): b for b, q in enumerate(q for q in S.nodes(ir.update, S.Reduce) if id(q) in self.kept
                                                         and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
-        self.sites = {id(q): v for v, q in enumerate(q for q in S.nodes(ir, S.Reduce) if q.which == "sphere")}
+        self.sites = {id(q): v for v, q in enumerate(q for q in queries if q.which == "sphere")}
 
     # ---- expressions
     def ex(self, e) -> str:

@@ -271,7 +271,14 @@ class _Codegen:
         return code, labels
 
     def contract(self, operands: list[tuple[str, tuple[str, ...]]], out: tuple[str, ...], st: _Statement) -> str:
-        """One contract_expression over labelled operands, giving the labels ``out``."""
+        """One contract_expression over labelled operands, giving the labels ``out``; labels only one
+        operand reads are summed over it first (docs/optimizer.md, "Reassociation": an infinite factor
+        meets the sum the source wrote, not each of its terms)."""
+        operands = list(operands)
+        for n, (code, ls) in enumerate(operands if len(operands) > 1 else ()):
+            kept = tuple(x for x in dict.fromkeys(ls) if x in out or any(x in o for m, (_, o) in enumerate(operands) if m != n))
+            if len(kept) < len(set(ls)):
+                operands[n] = (self.contract([(code, ls)], kept, st), kept)
         letters = {name: opt_einsum.get_symbol(n)
                    for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
         sub = ",".join("".join(letters[x] for x in ls) for _, ls in operands) + "->" + "".join(letters[x] for x in out)
