@@ -4,9 +4,8 @@ statement lists and each node's meaning: docs/diderot-compiled.md, "From the typ
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Callable, Union
 
 
 @dataclass(frozen=True)
@@ -240,10 +239,11 @@ def nodes(root, kind: type = object, most: int | None = None) -> list:
     return out
 
 
-@functools.cache
-def _field_names(t: Any) -> tuple[str, ...] | None:
+def _field_names(t: type, known: dict = {}) -> tuple[str, ...] | None:  # noqa: B006 - the cache, by type
     """A dataclass type's field names, None for any other type."""
-    return tuple(f.name for f in dataclasses.fields(t)) if dataclasses.is_dataclass(t) else None
+    if t not in known:
+        known[t] = tuple(f.name for f in dataclasses.fields(t)) if dataclasses.is_dataclass(t) else None
+    return known[t]
 
 
 # ---------------------------------------------------------------- printer
