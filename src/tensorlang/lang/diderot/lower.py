@@ -120,6 +120,7 @@ class Lowerer:
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
+        self.counted = False  # a state initializer counts the strands made before it
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -475,6 +476,9 @@ class Lowerer:
         if name == "inside":
             return self.probe_inside(e)
         if name in ("numStrands", "numActive", "numStable"):
+            if self.where == "create":  # the strands made so far, all active: this strand's index
+                self.counted = True
+                return scal(self.made() if name != "numStable" else _const(0, "int"), "int")
             if self.where not in ("global", "strand"):
                 raise Unsupported(f"{name}() outside strand methods and the global block")
             self.serial |= self.where == "strand"
@@ -538,6 +542,17 @@ class Lowerer:
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
             return scal(_det(self.share(args[0]).comps), "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
+
+    def made(self):
+        """This strand's index in the creation order (row-major over the iterators' ranges,
+        whose ``it_`` locals creation binds), as the interpreter numbers the strands."""
+        index = _const(0, "int")
+        for it in self.c.program.create.iters:
+            dom, ref = it.domain, S.Ref("l", f"it_{it.name}", "int")
+            lo, n = (self.expr(dom.lo).flat()[0], None) if isinstance(dom, A.Range) else (_const(0, "int"), self.sequence(dom))
+            ext = self.seq_len(n) if n is not None else b("+", b("-", self.expr(dom.hi).flat()[0], lo, "int"), _const(1, "int"), "int")
+            index = b("+", b("*", index, ext, "int"), b("-", ref, lo, "int"), "int")
+        return index
 
     def lib(self, fn: str, args: list, n: int) -> list:
         """The ``n`` results of the library routine ``fn`` (an ``S.Lib``)."""
@@ -1174,6 +1189,8 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     global_block = method(p.update, "global")
+    if L.counted and L.births:
+        raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
     if global_block is not None:
         written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
         if written & L.field_reads:
