@@ -54,3 +54,86 @@ create_collection { S(i) | i in 0..2 }
 """
     ir, why = strand_plan(_prog(text).checked)
     assert ir is None and "made by new" in why
+
+
+#: statements over sequences of any length a method makes: ``{}``, literals, ``@`` on either side, comprehensions
+#: over ranges, inputs and locals, foreach, reductions, indexing, length, items of ints and vectors, a function's argument
+SEQ_PARTS = [
+    "acc = acc @ (real(k) * 0.5 - real(i));",
+    "acc = real(k * k) @ acc;",
+    "if (k % 2 == i % 2) { acc = acc @ {real(k), -1.0}; }",
+    "ks = ks @ (k * i - 3);",
+    "vs = vs @ [real(k), real(i)];",
+    "acc = acc @ { x * real(k) | x in xs };",
+    "acc = { a + 1.0 | a in acc };",
+    "ks = { j * 2 | j in 0..k };",
+    "acc = f(acc, real(k));",
+    "t += sum { a | a in acc } + real(length(ks));",
+    "if (length(acc) > 0) { t += acc[length(acc) - 1] + max { a | a in acc }; }",
+    "foreach (vec2 v in vs) { t += v[0] - 0.25 * v[1]; }",
+    "foreach (int j in ks) { t += real(j); }",
+    "bool[] bs = { a > 0.0 | a in acc }; t += real(length(bs)); if (length(bs) > 0 && bs{0}) { t += 0.5; }",
+    "real[] tmp = acc; acc = ys @ tmp; ys = tmp;",
+]
+SEQ = """#version 2.0
+input real{{}} xs = {{0.5, -1.0, 2.0}};
+function real[] f (real[] s, real c) = s @ {{c, mean {{ a | a in s }}}};
+strand S (int i) {{
+  output real t = 0.0;
+  output int n = 0;
+  update {{
+    real[] acc = {{}};
+    real[] ys = {{1.0}};
+    int[] ks = {{i}};
+    vec2[] vs = {{}};
+    foreach (int k in 0..{hi}) {{
+      {body}
+    }}
+    n = length(acc) + 10 * length(ks) + 100 * length(vs);
+    t += {tail};
+    {stab}
+  }}
+}}
+create_collection {{ S(i) | i in 0..4 }}
+"""
+
+
+def _seq_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    body = " ".join(rnd.sample(SEQ_PARTS, rnd.randint(3, 7)))
+    tail = rnd.choice(["real(length(ys))", "acc{i % 2} if length(acc) > 1 else -1.0", "sum { a | a in acc }",
+                       "real(ks[length(ks) - 1])", "acc[i]"])  # (acc[i]: past the end for some strands: error[input])
+    stab = rnd.choice(["stabilize;", "if (t > 4.0) stabilize;", "if (i == 2) die; if (n > 12) stabilize;"])
+    return SEQ.format(hi=rnd.randint(1, 5), body=body, tail=tail, stab=stab)
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(10))
+def test_sequences_of_any_length_a_method_makes_run_in_c(seed):
+    from tensorlang.errors import TensorLangError
+    p = _prog(_seq_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    try:
+        want = p.run({}, backend="interp", limit=4)
+    except TensorLangError as exc:  # an index past a sequence's end: the same error from C
+        with pytest.raises(TensorLangError) as info:
+            p.run({}, backend="c", limit=4)
+        assert (info.value.code, str(info.value)) == (exc.code, str(exc))
+        return
+    got, _ = agree(p, {}, limit=4)
+    assert got.outputs.keys() == want.outputs.keys()
+
+
+@needs_cc
+def test_a_method_whose_sequences_pass_the_arena_is_refused_clearly():
+    from tensorlang.errors import TensorLangError
+    text = """#version 2.0
+strand S (int i) { output int n = 0; update { real[] s = {1.0}; foreach (int k in 0..21) { s = s @ s; } n = length(s); stabilize; } }
+create_array { S(i) | i in 0..1 }
+"""
+    p = _prog(text)
+    assert p.run({}, backend="interp").outputs["n"].tolist() == [2 ** 22] * 2
+    with pytest.raises(TensorLangError, match="2\\^20 cells") as info:
+        p.run({}, backend="c")
+    assert info.value.code == "too-large"

@@ -37,6 +37,14 @@ def _scalar(ty: Ty) -> str:
     raise Unsupported(f"values of type {ty}")
 
 
+def _dynamic(ty: Ty) -> bool:
+    return ty.kind == "seq" and ty.n is None
+
+
+def _elem_ty(q: LSeq) -> Ty:
+    return Ty("tensor", q.item) if q.ty == "real" else Ty(q.ty)
+
+
 def _shape(ty: Ty) -> tuple[int, ...]:
     """The components' shape of a value of type ``ty``: a fixed-length sequence ``T{n}``
     is n items of T's components (the sequence's axis first)."""
@@ -57,6 +65,22 @@ class DSeq:
     k: int
     shape: tuple[int, ...]
     ty: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LSeq:
+    """A sequence of any length a method made: ``n`` items (an IR int) of ``item`` components'
+    shape from cell ``base`` (an IR int) of its thread's arena (``tl_ar_*`` in the C prelude)."""
+    base: Any
+    n: Any
+    item: tuple[int, ...]
+    ty: str
+
+    @property
+    def comps(self):
+        raise Unsupported("a sequence of any length here")
+
+    flat = shape = comps
 
 
 class V:
@@ -169,7 +193,14 @@ class Lowerer:
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
 
-    def declare(self, name: str, ty: Ty, value: V | None) -> None:
+    def declare(self, name: str, ty: Ty, value) -> None:
+        if _dynamic(ty):
+            q = self.to_lseq(value, ty) if value is not None else LSeq(_const(0, "int"), _const(0, "int"), (), "real")
+            names = [self.fresh(name), self.fresh(name + "_n")]
+            self.emit(S.Local(names[0], "int", q.base))
+            self.emit(S.Local(names[1], "int", q.n))
+            self.scopes[-1][name] = (self.to_lseq(LSeq(S.Ref("l", names[0], "int"), S.Ref("l", names[1], "int"), q.item, q.ty), ty), names)
+            return
         st = _scalar(ty)
         names = [self.fresh(name) for _ in range(_size(ty))]
         vals = value.flat() if value is not None else [None] * len(names)
@@ -207,6 +238,47 @@ class Lowerer:
             self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
         return DSeq([q.name for q in self.seqs].index(name), shape, st)
 
+    def to_lseq(self, v, ty: Ty, at: tuple[int, int] = S.NOWHERE) -> LSeq:
+        """``v`` (a DSeq, LSeq, range, or V: a fixed sequence where ``ty``, the value's type, is one,
+        else one item) as a sequence of any length of ``ty``'s items (``ty``: the target's type, or
+        the item's), its items converted to their scalar type: copied into the arena where it is not one."""
+        ety = ty.elem if ty.kind == "seq" else ty
+        assert ety is not None
+        st, item = _scalar(ety), _shape(ety)
+        if isinstance(v, LSeq) and (v.ty == st or v.n == _const(0, "int")):
+            return LSeq(v.base, v.n, item, st)
+        c = max(1, int(np.prod(item)))
+        if isinstance(v, V):
+            rows = [v.flat()] if ty.kind != "seq" or ty.n is None and v.shape == item else \
+                [V(np.asarray(v.comps[k], dtype=object), v.ty).flat() for k in range(v.shape[0])]
+            base = self.arena_new(_const(len(rows) * c, "int"), at)
+            for k, row in enumerate(rows):
+                for j, x in enumerate(row):
+                    self.put(base, _const(k * c + j, "int"), S.Cast(x, st) if x.ty != st else x)
+            return LSeq(base, _const(len(rows), "int"), item, st)
+        v = self.share_seq(v)
+        n = self.share(scal(S.Call("tl_imax", (self.seq_len(v), _const(0, "int")), "int"), "int")).flat()[0]
+        base, cp = self.arena_new(b("*", n, _const(c, "int"), "int"), at), self.fresh("cp")
+        ref = S.Ref("l", cp, "int")
+        with self.setting(out=[]):
+            for k, x in enumerate(self.seq_item(v, ref).flat()):
+                self.put(base, b("+", b("*", ref, _const(c, "int"), "int"), _const(k, "int"), "int"), S.Cast(x, st) if x.ty != st else x)
+            body = self.out
+        self.emit(S.For(cp, _const(0, "int"), b("-", n, _const(1, "int"), "int"), tuple(body)))
+        return LSeq(base, n, item, st)
+
+    def as_seq(self, e, ty: Ty) -> LSeq:
+        """The sequence expression ``e`` as a sequence of any length of ``ty``'s items."""
+        return self.to_lseq(self.to_lseq(self.sequence(e), self.ty(e), _at(e)), ty, _at(e))
+
+    def arena_new(self, cells, at: tuple[int, int]):
+        t = self.fresh("ar")
+        self.emit(S.Local(t, "int", S.Call("tl_ar_new", (cells,), "int", at)))
+        return S.Ref("l", t, "int")
+
+    def put(self, base, k, x) -> None:
+        self.emit(S.Local(self.fresh("pu"), "int", S.Call("tl_ar_put" + "i" * (x.ty != "real"), (base, k, x), "int")))
+
     def seq_item(self, seq, index, at: tuple[int, int] = S.NOWHERE) -> V:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
         the sequence's axis first; ``at``: the index's position, which one out of range names)."""
@@ -214,6 +286,10 @@ class Lowerer:
             return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty, at) for c in range(int(np.prod(seq.shape)))])
         if isinstance(seq, tuple):  # loops over a range stay inside it
             return scal(b("+", seq[0], index, "int"), "int")
+        if isinstance(seq, LSeq):
+            c = max(1, int(np.prod(seq.item)))
+            return V.of(seq.item, seq.ty, [S.Call("tl_ar_at" + "i" * (seq.ty != "real"), (seq.base, seq.n, index, _const(c, "int"),
+                                                  _const(k, "int")), seq.ty, at) for k in range(c if seq.item else 1)])
         n = seq.shape[0]
         if isinstance(index, S.Const):
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
@@ -235,7 +311,7 @@ class Lowerer:
         return out
 
     def sequence(self, e):
-        """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
+        """A sequence-valued expression: a DSeq (a dynamic global), an LSeq, a range (lo, hi) or a V."""
         ty = self.ty(e)
         if isinstance(e, A.Range):
             return tuple(self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
@@ -247,7 +323,7 @@ class Lowerer:
     def seq_len(self, seq):
         if isinstance(seq, tuple):  # a range lo..hi
             return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
-        return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
+        return S.Len(seq.k) if isinstance(seq, DSeq) else seq.n if isinstance(seq, LSeq) else _const(seq.shape[0], "int")
 
     def seq_last(self, seq):
         return b("-", self.seq_len(seq), _const(1, "int"), "int")
@@ -346,6 +422,12 @@ class Lowerer:
         ta, tb, tr = self.ty(e.left), self.ty(e.right), self.ty(e)
         if "field" in (ta.kind, tb.kind, tr.kind) or op in ("⊛", "∘"):
             raise Unsupported("field arithmetic outside a probe")
+        if op == "@":
+            x, y = (self.to_lseq(self.sequence(side), t if t.kind == "seq" else tr, _at(e)) for side, t in ((e.left, ta), (e.right, tb)))
+            c = _const(max(1, _size(tr.elem)), "int") if tr.elem is not None else _const(1, "int")
+            t = self.fresh("cat")
+            self.emit(S.Local(t, "int", S.Call("tl_ar_cat", (x.base, x.n, y.base, y.n, c), "int", _at(e))))
+            return self.to_lseq(LSeq(S.Ref("l", t, "int"), self.share(scal(b("+", x.n, y.n, "int"), "int")).flat()[0], x.item, x.ty), tr)
         if op in ("&&", "||"):
             a = self.expr(e.left).flat()[0]
             rhs, bv = self.sub(lambda: self.expr(e.right))
@@ -398,12 +480,28 @@ class Lowerer:
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
     def e_SeqLit(self, e):
+        if not e.elems:
+            return LSeq(_const(0, "int"), _const(0, "int"), (), "real")
         ety = _scalar(self.ty(e))
         parts = [self.expr(x) for x in e.elems]
-        if not parts:
-            raise Unsupported("the empty sequence {}")
         items = [S.Cast(x, ety) if x.ty != ety else x for p in parts for x in p.flat()]
         return V.of((len(parts),) + parts[0].shape, ety, items)
+
+    def e_Comprehension(self, e):
+        """``{ body | x in dom }``: a sequence of any length, its cells taken first, then filled in order."""
+        ty = self.ty(e)
+        seq = self.share_seq(self.sequence(e.iter.domain))
+        n = self.share(scal(S.Call("tl_imax", (self.seq_len(seq), _const(0, "int")), "int"), "int")).flat()[0]
+        assert ty.elem is not None
+        st, c, j = _scalar(ty.elem), max(1, _size(ty.elem)), self.fresh("cj")
+        base, ref = self.arena_new(b("*", n, _const(c, "int"), "int"), _at(e)), S.Ref("l", j, "int")
+
+        def fill():
+            for k, x in enumerate(self.expr(e.body).flat()):
+                self.put(base, b("+", b("*", ref, _const(c, "int"), "int"), _const(k, "int"), "int"), S.Cast(x, st) if x.ty != st else x)
+        stmts, _ = self.bound(e.iter.name, lambda: (self.seq_item(seq, ref), []), fill)
+        self.emit(S.For(j, _const(0, "int"), b("-", n, _const(1, "int"), "int"), tuple(stmts)))
+        return LSeq(base, n, _shape(ty.elem), st)
 
     def e_SeqIndex(self, e):
         return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0], _at(e))
@@ -442,7 +540,7 @@ class Lowerer:
             return self.reduction(f.name, e.args[0])
         return self.probe(f, e)
 
-    def inline(self, name: str, e) -> V:
+    def inline(self, name: str, e) -> Any:
         decl = self.c.functions[name]
         if self.depth > 12:
             raise Unsupported(f"recursion in function {name}")
@@ -453,14 +551,16 @@ class Lowerer:
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
             if not isinstance(decl.body, A.Block):
-                return _as(self.expr(decl.body), st)
-            names = [self.fresh("ret") for _ in range(_size(rty))]
+                return self.as_seq(decl.body, rty) if _dynamic(rty) else _as(self.expr(decl.body), st)
+            names = [self.fresh("ret") for _ in range(2 if _dynamic(rty) else _size(rty))]
             for nm in names:
-                self.emit(S.Local(nm, st))
+                self.emit(S.Local(nm, "int" if _dynamic(rty) else st))
             label = self.fresh("end")
             self.ret, self.where = (names, label, st, rty), "function"
             self.stmt(decl.body)
             self.emit(S.Label(label))
+            if _dynamic(rty):
+                return self.to_lseq(LSeq(S.Ref("l", names[0], "int"), S.Ref("l", names[1], "int"), (), st), rty)
             return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
 
     #: the basis functions of reals that are a function of the C prelude
@@ -549,8 +649,9 @@ class Lowerer:
         index = _const(0, "int")
         for it in self.c.program.create.iters:
             dom, ref = it.domain, S.Ref("l", f"it_{it.name}", "int")
-            lo, n = (self.expr(dom.lo).flat()[0], None) if isinstance(dom, A.Range) else (_const(0, "int"), self.sequence(dom))
-            ext = self.seq_len(n) if n is not None else b("+", b("-", self.expr(dom.hi).flat()[0], lo, "int"), _const(1, "int"), "int")
+            lo = self.expr(dom.lo).flat()[0] if isinstance(dom, A.Range) else _const(0, "int")
+            ext = b("+", b("-", self.expr(dom.hi).flat()[0], lo, "int"), _const(1, "int"), "int") if isinstance(dom, A.Range) \
+                else self.seq_len(self.sequence(dom))
             index = b("+", b("*", index, ext, "int"), b("-", ref, lo, "int"), "int")
         return index
 
@@ -649,6 +750,10 @@ class Lowerer:
         return V.of(shape, "real", [S.Ref("l", a, "real") for a in accs])
 
     def share_seq(self, seq):
+        """``seq`` as it is now (a local sequence's cell and length copied: its variable may be assigned in a loop over it)."""
+        if isinstance(seq, LSeq):
+            base, n = (self.share(scal(b("+", x, _const(0, "int"), "int"), "int")).flat()[0] for x in (seq.base, seq.n))
+            return LSeq(base, n, seq.item, seq.ty)
         return self.share(seq) if isinstance(seq, V) else seq
 
     def seq_reduction(self, name: str, comp, seq) -> V:
@@ -891,6 +996,12 @@ class Lowerer:
             if not isinstance(target, tuple):
                 raise Unsupported(f"assigning {s.name}")
             (cur, names), space = target, "l"
+            if isinstance(cur, LSeq):
+                q = self.as_seq(s.value, Ty("seq", elem=_elem_ty(cur)))
+                base, n = (self.share(scal(b("+", x, _const(0, "int"), "int"), "int")).flat()[0] for x in (q.base, q.n))
+                self.emit(S.Set("l", names[0], base))
+                self.emit(S.Set("l", names[1], n))
+                return
         else:
             space = "s" if scope == "state" else "g"
             cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
@@ -972,9 +1083,9 @@ class Lowerer:
     def s_Return(self, s):
         if self.ret is None:
             raise Unsupported("return outside a function")
-        names, label, st, _ = self.ret
-        v = self.expr(s.value)
-        for n, x in zip(names, v.flat()):
+        names, label, st, rty = self.ret
+        v = self.expr(s.value) if not _dynamic(rty) else self.as_seq(s.value, rty)
+        for n, x in zip(names, (v.base, v.n) if isinstance(v, LSeq) else v.flat()):
             self.emit(S.Set("l", n, x))
         self.emit(S.Exit("goto", label))
 
