@@ -41,7 +41,7 @@ COUNTS = [("int i", "real(i)", "create_array { S(i) | i in 0..n }"),
 @needs_cc
 @pytest.mark.parametrize("params, arg, create", COUNTS)
 @pytest.mark.parametrize("k", [1, 3])
-def test_a_state_initializer_counts_the_strands_made_before_it(params, arg, create, k):
+def test_a_state_initializer_counts_every_strand_the_grid_makes(params, arg, create, k):
     p = _prog(COUNT.format(params=params, arg=arg, create=create, k=k))
     for n in (3, 0):
         agree(p, {"n": n})

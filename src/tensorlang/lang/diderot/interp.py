@@ -881,6 +881,7 @@ class Runtime:
         self.order: list[Strand] | None = None
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
+        self.making: int | None = None  # while the initial strands are made: how many (diderotc's counts then)
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
         #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
@@ -953,6 +954,8 @@ class Runtime:
         return strand
 
     def count(self, which) -> int:
+        if self.making is not None:  # a state initializer of the initial strands: all of them, active (diderotc)
+            return self.making if ACTIVE in which else 0
         return sum(1 for s in self.strands if s.status in which)
 
     def states(self, which):
@@ -1113,10 +1116,12 @@ def create(rt: Runtime):
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:
         raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
+    rt.making = total
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
+    rt.making = None
     if p.global_start is not None:
         _global_block(rt, p.global_start)
     if p.start is not None:

@@ -576,7 +576,7 @@ class Lowerer:
         if name == "inside":
             return self.probe_inside(e)
         if name in ("numStrands", "numActive", "numStable"):
-            if self.where == "create":  # the strands made so far, all active: this strand's index
+            if self.where == "create":  # every strand the grid makes, all active (diderotc's counts)
                 self.counted = True
                 return scal(self.made() if name != "numStable" else _const(0, "int"), "int")
             if self.where not in ("global", "strand"):
@@ -644,16 +644,13 @@ class Lowerer:
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
     def made(self):
-        """This strand's index in the creation order (row-major over the iterators' ranges,
-        whose ``it_`` locals creation binds), as the interpreter numbers the strands."""
-        index = _const(0, "int")
-        for it in self.c.program.create.iters:
-            dom, ref = it.domain, S.Ref("l", f"it_{it.name}", "int")
-            lo = self.expr(dom.lo).flat()[0] if isinstance(dom, A.Range) else _const(0, "int")
-            ext = b("+", b("-", self.expr(dom.hi).flat()[0], lo, "int"), _const(1, "int"), "int") if isinstance(dom, A.Range) \
-                else self.seq_len(self.sequence(dom))
-            index = b("+", b("*", index, ext, "int"), b("-", ref, lo, "int"), "int")
-        return index
+        """How many strands the grid or collection makes: the product of its iterators' extents."""
+        total = _const(1, "int")
+        for dom in (it.domain for it in self.c.program.create.iters):
+            ext = b("+", b("-", self.expr(dom.hi).flat()[0], self.expr(dom.lo).flat()[0], "int"), _const(1, "int"), "int") \
+                if isinstance(dom, A.Range) else self.seq_len(self.sequence(dom))
+            total = b("*", total, S.Call("tl_imax", (ext, _const(0, "int")), "int"), "int")
+        return total
 
     def lib(self, fn: str, args: list, n: int) -> list:
         """The ``n`` results of the library routine ``fn`` (an ``S.Lib``)."""
@@ -1067,6 +1064,17 @@ class Lowerer:
         for a in s.args:
             if isinstance(a, A.Str):
                 items.append(a.value)
+            elif _dynamic(ty := self.ty(a)):  # "{", then each item after "," but the first, then "}"
+                seq, j = self.share_seq(self.sequence(a)), self.fresh("pj")
+                self.emit(S.Print((*items, "{")))
+                with self.setting(out=[]):
+                    items[:] = []
+                    self.emit(S.If(b(">", S.Ref("l", j, "int"), _const(0, "int"), "bool"), (S.Print((",",)),)))
+                    nest(self.seq_item(seq, S.Ref("l", j, "int")).comps, ty.elem)
+                    self.emit(S.Print(tuple(items)))
+                    body = self.out
+                self.emit(S.For(j, _const(0, "int"), self.seq_last(seq), tuple(body)))
+                items[:] = ["}"]
             else:
                 nest(self.expr(a).comps, self.ty(a))
         self.printing = True
