@@ -57,7 +57,7 @@ create_collection { S(i) | i in 0..2 }
 
 
 #: statements over sequences of any length a method makes: ``{}``, literals, ``@`` on either side, comprehensions
-#: over ranges, inputs and locals, foreach, reductions, indexing, length, items of ints and vectors, a function's argument
+#: over ranges, inputs and locals, foreach, reductions, indexing, length, print, items of ints and vectors, a function's argument
 SEQ_PARTS = [
     "acc = acc @ (real(k) * 0.5 - real(i));",
     "acc = real(k * k) @ acc;",
@@ -74,6 +74,7 @@ SEQ_PARTS = [
     "foreach (int j in ks) { t += real(j); }",
     "bool[] bs = { a > 0.0 | a in acc }; t += real(length(bs)); if (length(bs) > 0 && bs{0}) { t += 0.5; }",
     "real[] tmp = acc; acc = ys @ tmp; ys = tmp;",
+    'print(i, " ", k, " ", acc, " ", vs, " ", ks, " ", xs, "\\n");',
 ]
 SEQ = """#version 2.0
 input real{{}} xs = {{0.5, -1.0, 2.0}};

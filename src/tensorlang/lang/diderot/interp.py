@@ -953,10 +953,8 @@ class Runtime:
                         f" take {_human(self.held)}, more than the memory budget of {_human(self.budget)}")
         return strand
 
-    def count(self, which) -> int:
-        if self.making is not None:  # a state initializer of the initial strands: all of them, active (diderotc)
-            return self.making if ACTIVE in which else 0
-        return sum(1 for s in self.strands if s.status in which)
+    def count(self, which) -> int:  # (in the initial strands' state initializers: all of them, active, as diderotc counts)
+        return sum(1 for s in self.strands if s.status in which) if self.making is None else self.making * (ACTIVE in which)
 
     def states(self, which):
         return [s.state for s in self.alive() if s.status in which]

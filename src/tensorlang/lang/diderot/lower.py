@@ -251,33 +251,39 @@ class Lowerer:
         if isinstance(v, V):
             rows = [v.flat()] if ty.kind != "seq" or ty.n is None and v.shape == item else \
                 [V(np.asarray(v.comps[k], dtype=object), v.ty).flat() for k in range(v.shape[0])]
-            base = self.arena_new(_const(len(rows) * c, "int"), at)
+            base = self.local(S.Call("tl_ar_new", (_const(len(rows), "int"), _const(c, "int")), "int", at))
             for k, row in enumerate(rows):
                 for j, x in enumerate(row):
-                    self.put(base, _const(k * c + j, "int"), S.Cast(x, st) if x.ty != st else x)
+                    self.put(base, _const(k * c + j, "int"), x, st)
             return LSeq(base, _const(len(rows), "int"), item, st)
-        v = self.share_seq(v)
-        n = self.share(scal(S.Call("tl_imax", (self.seq_len(v), _const(0, "int")), "int"), "int")).flat()[0]
-        base, cp = self.arena_new(b("*", n, _const(c, "int"), "int"), at), self.fresh("cp")
-        ref = S.Ref("l", cp, "int")
-        with self.setting(out=[]):
-            for k, x in enumerate(self.seq_item(v, ref).flat()):
-                self.put(base, b("+", b("*", ref, _const(c, "int"), "int"), _const(k, "int"), "int"), S.Cast(x, st) if x.ty != st else x)
-            body = self.out
-        self.emit(S.For(cp, _const(0, "int"), b("-", n, _const(1, "int"), "int"), tuple(body)))
-        return LSeq(base, n, item, st)
+        return self.fill(v, ety, at)
+
+    def fill(self, seq, ety: Ty, at: tuple[int, int], var: str = " it", body=None) -> LSeq:
+        """A new sequence of ``ety`` items, item j ``body`` with ``var`` bound to item j of ``seq`` (no body:
+        that item, converted), its cells taken first, then filled in order (a comprehension, a copy)."""
+        seq, st, c = self.share_seq(seq), _scalar(ety), _const(max(1, _size(ety)), "int")
+        n = self.local(S.Call("tl_imax", (self.seq_len(seq), _const(0, "int")), "int"))
+        base, ref = self.local(S.Call("tl_ar_new", (n, c), "int", at)), S.Ref("l", self.fresh("cj"), "int")
+
+        def put_all():
+            for k, x in enumerate((self.expr(body) if body is not None else self.lookup(var)[0]).flat()):
+                self.put(base, b("+", b("*", ref, c, "int"), _const(k, "int"), "int"), x, st)
+        stmts, _ = self.bound(var, lambda: (self.seq_item(seq, ref), []), put_all)
+        last = S.Sel(b(">=", base, _const(0, "int"), "bool"), b("-", n, _const(1, "int"), "int"), _const(-1, "int"), "int")
+        self.emit(S.For(ref.name, _const(0, "int"), last, tuple(stmts)))  # (none where the cells were refused)
+        return LSeq(base, n, _shape(ety), st)
 
     def as_seq(self, e, ty: Ty) -> LSeq:
         """The sequence expression ``e`` as a sequence of any length of ``ty``'s items."""
         return self.to_lseq(self.to_lseq(self.sequence(e), self.ty(e), _at(e)), ty, _at(e))
 
-    def arena_new(self, cells, at: tuple[int, int]):
-        t = self.fresh("ar")
-        self.emit(S.Local(t, "int", S.Call("tl_ar_new", (cells,), "int", at)))
+    def local(self, x):
+        """A new int local holding ``x`` now (an arena call, a sequence's cell or length)."""
+        self.emit(S.Local(t := self.fresh("q"), "int", x))
         return S.Ref("l", t, "int")
 
-    def put(self, base, k, x) -> None:
-        self.emit(S.Local(self.fresh("pu"), "int", S.Call("tl_ar_put" + "i" * (x.ty != "real"), (base, k, x), "int")))
+    def put(self, base, k, x, st: str) -> None:
+        self.local(S.Call("tl_ar_put" + "i" * (st != "real"), (base, k, S.Cast(x, st) if x.ty != st else x), "int"))
 
     def seq_item(self, seq, index, at: tuple[int, int] = S.NOWHERE) -> V:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
@@ -424,10 +430,8 @@ class Lowerer:
             raise Unsupported("field arithmetic outside a probe")
         if op == "@":
             x, y = (self.to_lseq(self.sequence(side), t if t.kind == "seq" else tr, _at(e)) for side, t in ((e.left, ta), (e.right, tb)))
-            c = _const(max(1, _size(tr.elem)), "int") if tr.elem is not None else _const(1, "int")
-            t = self.fresh("cat")
-            self.emit(S.Local(t, "int", S.Call("tl_ar_cat", (x.base, x.n, y.base, y.n, c), "int", _at(e))))
-            return self.to_lseq(LSeq(S.Ref("l", t, "int"), self.share(scal(b("+", x.n, y.n, "int"), "int")).flat()[0], x.item, x.ty), tr)
+            cat = S.Call("tl_ar_cat", (x.base, x.n, y.base, y.n, _const(max(1, _size(tr.elem or tr)), "int")), "int", _at(e))
+            return self.to_lseq(LSeq(self.local(cat), self.local(b("+", x.n, y.n, "int")), x.item, x.ty), tr)
         if op in ("&&", "||"):
             a = self.expr(e.left).flat()[0]
             rhs, bv = self.sub(lambda: self.expr(e.right))
@@ -487,21 +491,8 @@ class Lowerer:
         items = [S.Cast(x, ety) if x.ty != ety else x for p in parts for x in p.flat()]
         return V.of((len(parts),) + parts[0].shape, ety, items)
 
-    def e_Comprehension(self, e):
-        """``{ body | x in dom }``: a sequence of any length, its cells taken first, then filled in order."""
-        ty = self.ty(e)
-        seq = self.share_seq(self.sequence(e.iter.domain))
-        n = self.share(scal(S.Call("tl_imax", (self.seq_len(seq), _const(0, "int")), "int"), "int")).flat()[0]
-        assert ty.elem is not None
-        st, c, j = _scalar(ty.elem), max(1, _size(ty.elem)), self.fresh("cj")
-        base, ref = self.arena_new(b("*", n, _const(c, "int"), "int"), _at(e)), S.Ref("l", j, "int")
-
-        def fill():
-            for k, x in enumerate(self.expr(e.body).flat()):
-                self.put(base, b("+", b("*", ref, _const(c, "int"), "int"), _const(k, "int"), "int"), S.Cast(x, st) if x.ty != st else x)
-        stmts, _ = self.bound(e.iter.name, lambda: (self.seq_item(seq, ref), []), fill)
-        self.emit(S.For(j, _const(0, "int"), b("-", n, _const(1, "int"), "int"), tuple(stmts)))
-        return LSeq(base, n, _shape(ty.elem), st)
+    def e_Comprehension(self, e):  # { body | x in dom }: a sequence of any length
+        return self.fill(self.sequence(e.iter.domain), self.ty(e).elem or Ty("void"), _at(e), e.iter.name, e.body)
 
     def e_SeqIndex(self, e):
         return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0], _at(e))
@@ -749,8 +740,7 @@ class Lowerer:
     def share_seq(self, seq):
         """``seq`` as it is now (a local sequence's cell and length copied: its variable may be assigned in a loop over it)."""
         if isinstance(seq, LSeq):
-            base, n = (self.share(scal(b("+", x, _const(0, "int"), "int"), "int")).flat()[0] for x in (seq.base, seq.n))
-            return LSeq(base, n, seq.item, seq.ty)
+            return LSeq(self.local(seq.base), self.local(seq.n), seq.item, seq.ty)
         return self.share(seq) if isinstance(seq, V) else seq
 
     def seq_reduction(self, name: str, comp, seq) -> V:
@@ -994,10 +984,9 @@ class Lowerer:
                 raise Unsupported(f"assigning {s.name}")
             (cur, names), space = target, "l"
             if isinstance(cur, LSeq):
-                q = self.as_seq(s.value, Ty("seq", elem=_elem_ty(cur)))
-                base, n = (self.share(scal(b("+", x, _const(0, "int"), "int"), "int")).flat()[0] for x in (q.base, q.n))
-                self.emit(S.Set("l", names[0], base))
-                self.emit(S.Set("l", names[1], n))
+                q = self.share_seq(self.as_seq(s.value, Ty("seq", elem=_elem_ty(cur))))
+                self.emit(S.Set("l", names[0], q.base))
+                self.emit(S.Set("l", names[1], q.n))
                 return
         else:
             space = "s" if scope == "state" else "g"
