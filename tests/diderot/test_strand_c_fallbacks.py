@@ -138,3 +138,52 @@ create_array { S(i) | i in 0..1 }
     with pytest.raises(TensorLangError, match="2\\^20 cells") as info:
         p.run({}, backend="c")
     assert info.value.code == "too-large"
+
+
+NEIGHBOURS = """#version 2.0
+input real r = 1.6;
+real gsum = 0.0;
+strand S (int i) {
+  vec2 pos = [real(i % 4), real(i / 4)];
+  output real near = 0.0;
+  output int cnt = 0;
+  int t = 0;
+  update {
+    real[] ds = {};
+    foreach (S n in sphere(r)) { ds = ds @ |n.pos - pos|; }
+    real[] ws = { 1.0 / (1.0 + d) | d in ds };
+    near = sum { w | w in ws } + gsum;
+    cnt = length(ds);
+    t += 1;
+    if (t > 2) stabilize;
+  }
+}
+global {
+  real[] xs = { 0.5 * real(k) | k in 0..3 };
+  xs = xs @ (mean { s.near | s in S.all });
+  gsum = sum { x | x in xs };
+  print(xs, " ", length(xs), "\\n");
+}
+create_collection { S(i) | i in 0..11 }
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("r", [0.9, 1.6, 3.0])
+def test_sequences_in_a_sphere_query_and_in_the_global_block_run_in_c(r):
+    agree(_prog(NEIGHBOURS), {"r": r})
+
+
+@needs_cc
+def test_an_index_past_a_local_sequence_is_the_interpreters_error():
+    from tensorlang.errors import TensorLangError
+    p = _prog("""#version 2.0
+strand S (int i) { output real y = 0.0; update { real[] s = { real(k) | k in 0..i }; y = s[3 - i]; stabilize; } }
+create_collection { S(i) | i in 0..3 }
+""")
+    errors = []
+    for backend in ("interp", "c"):
+        with pytest.raises(TensorLangError) as info:
+            p.run({}, backend=backend)
+        errors.append((info.value.code, str(info.value)))
+    assert errors[0] == errors[1] and errors[0][0] == "input" and "sequence index out of range" in errors[0][1]
