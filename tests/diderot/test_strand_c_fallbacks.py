@@ -187,3 +187,50 @@ create_collection { S(i) | i in 0..3 }
             p.run({}, backend=backend)
         errors.append((info.value.code, str(info.value)))
     assert errors[0] == errors[1] and errors[0][0] == "input" and "sequence index out of range" in errors[0][1]
+
+
+INIT = """#version 2.0
+input real[2] pair = {{0.25, 0.75}};
+input int m = 2;
+real gi = 0.0;
+int base = 1;
+initialize {{ {init} }}
+strand S (int i) {{
+  output real u = 0.0;
+  update {{ u = gi + real(i * base); {upd} stabilize; }}
+}}
+update {{ gi += 1.0; }}
+create_collection {{ S(i) | i in 0..base }}
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("init, upd", [
+    ("gi = pair[0] + pair[1]; base = base * 3 + m;", ""),
+    ('base = m + 4; print("init ", gi, " ", base, "\\n");', 'print(i, " ", gi, "\\n");'),
+    ("if (m > 2) { base = 7; } else { gi = -1.5; }", "if (i == 1) die;"),
+])
+def test_the_initialize_block_runs_before_the_strands_of_a_c_run(init, upd):
+    p = _prog(INIT.format(init=init, upd=upd))
+    for m in (2, 5):
+        agree(p, {"m": m})
+
+
+@needs_cc
+def test_globalinit_in_c_prints_what_diderotc_does():
+    from pathlib import Path
+    p = _prog((Path(__file__).parent / "more" / "globalinit.diderot").read_text())
+    res = p.run({}, backend="c")
+    assert p.executor_note is None and res.outputs["u"].tolist() == [1.0, 2.0, 3.0] and res.printed == "0 1\n1 1\n2 1\n"
+
+
+def test_a_field_of_a_global_the_initialize_block_assigns_falls_back():
+    text = """#version 2.0
+input image(2)[] img;
+real c = 1.0;
+field#0(2)[] F = c * (img ⊛ tent);
+initialize { c = 2.0; }
+strand S (int i) { output real y = 0.0; update { y = F([0.5, 0.5]); stabilize; } }
+create_collection { S(i) | i in 0..1 }
+"""
+    assert "initialize block assigns (c)" in strand_plan(_prog(text).checked)[1]

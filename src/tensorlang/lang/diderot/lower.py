@@ -1264,8 +1264,8 @@ def lower(checked: Checked) -> S.StrandIR:
     """The strand IR of a typed program, or :class:`Unsupported` with the reason."""
     p = checked.program
     L = Lowerer(checked)
-    if p.start is not None or p.initialize is not None:
-        raise Unsupported("a start or initialize block")
+    if p.start is not None:
+        raise Unsupported("a global start block")
     strand = p.strand
     if any(name in ("start", "initialize") for name, _ in strand.methods):
         raise Unsupported("a strand's start method")
@@ -1299,11 +1299,11 @@ def lower(checked: Checked) -> S.StrandIR:
     global_block = method(p.update, "global")
     if L.counted and L.births:
         raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
-    if global_block is not None:
-        written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
-        if written & L.field_reads:
-            raise Unsupported(f"a field defined with a global the global block assigns "
-                              f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
+    with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
+        written = {st.name.partition(".")[0] for st in S.nodes((global_block, method(p.initialize, "global")), S.Set) if st.space == "g"}
+    if written & L.field_reads:
+        raise Unsupported(f"a field defined with a global the global or initialize block assigns "
+                          f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
@@ -1395,7 +1395,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             raise
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
-    fr = rt.frame(None)
+    if rt.p.global_init is not None:  # the global initialize block, in Python before the strands exist (as I.create)
+        I._global_block(rt, rt.p.global_init)
+    fr, before = rt.frame(None), "".join(rt.printed)  # (what it printed comes first)
     ranges = [(int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1)
               for _name, lo, hi in program.compiled.create_iters]
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
@@ -1425,7 +1427,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = run.state(o.name, o.shape, o.kind, chosen)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
-                         int(np.count_nonzero(status == 1)), run.printed if bsp else run.printed_by_strand())
+                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))
