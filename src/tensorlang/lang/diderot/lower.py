@@ -83,6 +83,8 @@ class LSeq:
     flat = shape = comps
 
 
+EMPTY = LSeq(S.Const(0, "int"), S.Const(0, "int"), (), "real")  # {}
+
 class V:
     """A lowered value: an object array (shape = the tensor's) of scalar expressions."""
 
@@ -194,12 +196,9 @@ class Lowerer:
         return self.c.types[id(node)]
 
     def declare(self, name: str, ty: Ty, value) -> None:
-        if _dynamic(ty):
-            q = self.to_lseq(value, ty) if value is not None else LSeq(_const(0, "int"), _const(0, "int"), (), "real")
-            names = [self.fresh(name), self.fresh(name + "_n")]
-            self.emit(S.Local(names[0], "int", q.base))
-            self.emit(S.Local(names[1], "int", q.n))
-            self.scopes[-1][name] = (self.to_lseq(LSeq(S.Ref("l", names[0], "int"), S.Ref("l", names[1], "int"), q.item, q.ty), ty), names)
+        if _dynamic(ty):  # its first cell and length: two int locals
+            q = self.share_seq(self.to_lseq(EMPTY if value is None else value, ty))
+            self.scopes[-1][name] = (q, [q.base.name, q.n.name])
             return
         st = _scalar(ty)
         names = [self.fresh(name) for _ in range(_size(ty))]
@@ -485,7 +484,7 @@ class Lowerer:
 
     def e_SeqLit(self, e):
         if not e.elems:
-            return LSeq(_const(0, "int"), _const(0, "int"), (), "real")
+            return EMPTY
         ety = _scalar(self.ty(e))
         parts = [self.expr(x) for x in e.elems]
         items = [S.Cast(x, ety) if x.ty != ety else x for p in parts for x in p.flat()]
