@@ -881,6 +881,7 @@ class Runtime:
         self.order: list[Strand] | None = None
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
+        self.making: int | None = None  # while the initial strands are made: how many (diderotc's counts then)
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
         #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
@@ -952,8 +953,8 @@ class Runtime:
                         f" take {_human(self.held)}, more than the memory budget of {_human(self.budget)}")
         return strand
 
-    def count(self, which) -> int:
-        return sum(1 for s in self.strands if s.status in which)
+    def count(self, which) -> int:  # (in the initial strands' state initializers: all of them, active, as diderotc counts)
+        return sum(1 for s in self.strands if s.status in which) if self.making is None else self.making * (ACTIVE in which)
 
     def states(self, which):
         return [s.state for s in self.alive() if s.status in which]
@@ -1113,10 +1114,12 @@ def create(rt: Runtime):
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:
         raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
+    rt.making = total
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
+    rt.making = None
     if p.global_start is not None:
         _global_block(rt, p.global_start)
     if p.start is not None:

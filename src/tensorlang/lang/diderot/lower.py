@@ -37,6 +37,14 @@ def _scalar(ty: Ty) -> str:
     raise Unsupported(f"values of type {ty}")
 
 
+def _dynamic(ty: Ty) -> bool:
+    return ty.kind == "seq" and ty.n is None
+
+
+def _elem_ty(q: LSeq) -> Ty:
+    return Ty("tensor", q.item) if q.ty == "real" else Ty(q.ty)
+
+
 def _shape(ty: Ty) -> tuple[int, ...]:
     """The components' shape of a value of type ``ty``: a fixed-length sequence ``T{n}``
     is n items of T's components (the sequence's axis first)."""
@@ -58,6 +66,24 @@ class DSeq:
     shape: tuple[int, ...]
     ty: str
 
+
+@dataclasses.dataclass(frozen=True)
+class LSeq:
+    """A sequence of any length a method made: ``n`` items (an IR int) of ``item`` components'
+    shape from cell ``base`` (an IR int) of its thread's arena (``tl_ar_*`` in the C prelude)."""
+    base: Any
+    n: Any
+    item: tuple[int, ...]
+    ty: str
+
+    @property
+    def comps(self):
+        raise Unsupported("a sequence of any length here")
+
+    flat = shape = comps
+
+
+EMPTY = LSeq(S.Const(0, "int"), S.Const(0, "int"), (), "real")  # {}
 
 class V:
     """A lowered value: an object array (shape = the tensor's) of scalar expressions."""
@@ -120,6 +146,7 @@ class Lowerer:
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
+        self.counted = False  # a state initializer counts the strands made before it
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -168,7 +195,11 @@ class Lowerer:
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
 
-    def declare(self, name: str, ty: Ty, value: V | None) -> None:
+    def declare(self, name: str, ty: Ty, value) -> None:
+        if _dynamic(ty):  # its first cell and length: two int locals
+            q = self.share_seq(self.to_lseq(EMPTY if value is None else value, ty))
+            self.scopes[-1][name] = (q, [q.base.name, q.n.name])
+            return
         st = _scalar(ty)
         names = [self.fresh(name) for _ in range(_size(ty))]
         vals = value.flat() if value is not None else [None] * len(names)
@@ -206,6 +237,53 @@ class Lowerer:
             self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
         return DSeq([q.name for q in self.seqs].index(name), shape, st)
 
+    def to_lseq(self, v, ty: Ty, at: tuple[int, int] = S.NOWHERE) -> LSeq:
+        """``v`` (a DSeq, LSeq, range, or V: a fixed sequence where ``ty``, the value's type, is one,
+        else one item) as a sequence of any length of ``ty``'s items (``ty``: the target's type, or
+        the item's), its items converted to their scalar type: copied into the arena where it is not one."""
+        ety = ty.elem if ty.kind == "seq" else ty
+        assert ety is not None
+        st, item = _scalar(ety), _shape(ety)
+        if isinstance(v, LSeq) and (v.ty == st or v.n == _const(0, "int")):
+            return LSeq(v.base, v.n, item, st)
+        c = max(1, int(np.prod(item)))
+        if isinstance(v, V):
+            rows = [v.flat()] if ty.kind != "seq" or ty.n is None and v.shape == item else \
+                [V(np.asarray(v.comps[k], dtype=object), v.ty).flat() for k in range(v.shape[0])]
+            base = self.local(S.Call("tl_ar_new", (_const(len(rows), "int"), _const(c, "int")), "int", at))
+            for k, row in enumerate(rows):
+                for j, x in enumerate(row):
+                    self.put(base, _const(k * c + j, "int"), x, st)
+            return LSeq(base, _const(len(rows), "int"), item, st)
+        return self.fill(v, ety, at)
+
+    def fill(self, seq, ety: Ty, at: tuple[int, int], var: str = " it", body=None) -> LSeq:
+        """A new sequence of ``ety`` items, item j ``body`` with ``var`` bound to item j of ``seq`` (no body:
+        that item, converted), its cells taken first, then filled in order (a comprehension, a copy)."""
+        seq, st, c = self.share_seq(seq), _scalar(ety), _const(max(1, _size(ety)), "int")
+        n = self.local(S.Call("tl_imax", (self.seq_len(seq), _const(0, "int")), "int"))
+        base, ref = self.local(S.Call("tl_ar_new", (n, c), "int", at)), S.Ref("l", self.fresh("cj"), "int")
+
+        def put_all():
+            for k, x in enumerate((self.expr(body) if body is not None else self.lookup(var)[0]).flat()):
+                self.put(base, b("+", b("*", ref, c, "int"), _const(k, "int"), "int"), x, st)
+        stmts, _ = self.bound(var, lambda: (self.seq_item(seq, ref), []), put_all)
+        last = S.Sel(b(">=", base, _const(0, "int"), "bool"), b("-", n, _const(1, "int"), "int"), _const(-1, "int"), "int")
+        self.emit(S.For(ref.name, _const(0, "int"), last, tuple(stmts)))  # (none where the cells were refused)
+        return LSeq(base, n, _shape(ety), st)
+
+    def as_seq(self, e, ty: Ty) -> LSeq:
+        """The sequence expression ``e`` as a sequence of any length of ``ty``'s items."""
+        return self.to_lseq(self.to_lseq(self.sequence(e), self.ty(e), _at(e)), ty, _at(e))
+
+    def local(self, x):
+        """A new int local holding ``x`` now (an arena call, a sequence's cell or length)."""
+        self.emit(S.Local(t := self.fresh("q"), "int", x))
+        return S.Ref("l", t, "int")
+
+    def put(self, base, k, x, st: str) -> None:
+        self.local(S.Call("tl_ar_put" + "i" * (st != "real"), (base, k, S.Cast(x, st) if x.ty != st else x), "int"))
+
     def seq_item(self, seq, index, at: tuple[int, int] = S.NOWHERE) -> V:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
         the sequence's axis first; ``at``: the index's position, which one out of range names)."""
@@ -213,6 +291,10 @@ class Lowerer:
             return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty, at) for c in range(int(np.prod(seq.shape)))])
         if isinstance(seq, tuple):  # loops over a range stay inside it
             return scal(b("+", seq[0], index, "int"), "int")
+        if isinstance(seq, LSeq):
+            c = max(1, int(np.prod(seq.item)))
+            return V.of(seq.item, seq.ty, [S.Call("tl_ar_at" + "i" * (seq.ty != "real"), (seq.base, seq.n, index, _const(c, "int"),
+                                                  _const(k, "int")), seq.ty, at) for k in range(c if seq.item else 1)])
         n = seq.shape[0]
         if isinstance(index, S.Const):
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
@@ -234,7 +316,7 @@ class Lowerer:
         return out
 
     def sequence(self, e):
-        """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
+        """A sequence-valued expression: a DSeq (a dynamic global), an LSeq, a range (lo, hi) or a V."""
         ty = self.ty(e)
         if isinstance(e, A.Range):
             return tuple(self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
@@ -246,7 +328,7 @@ class Lowerer:
     def seq_len(self, seq):
         if isinstance(seq, tuple):  # a range lo..hi
             return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
-        return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
+        return S.Len(seq.k) if isinstance(seq, DSeq) else seq.n if isinstance(seq, LSeq) else _const(seq.shape[0], "int")
 
     def seq_last(self, seq):
         return b("-", self.seq_len(seq), _const(1, "int"), "int")
@@ -345,6 +427,10 @@ class Lowerer:
         ta, tb, tr = self.ty(e.left), self.ty(e.right), self.ty(e)
         if "field" in (ta.kind, tb.kind, tr.kind) or op in ("⊛", "∘"):
             raise Unsupported("field arithmetic outside a probe")
+        if op == "@":
+            x, y = (self.to_lseq(self.sequence(side), t if t.kind == "seq" else tr, _at(e)) for side, t in ((e.left, ta), (e.right, tb)))
+            cat = S.Call("tl_ar_cat", (x.base, x.n, y.base, y.n, _const(max(1, _size(tr.elem or tr)), "int")), "int", _at(e))
+            return self.to_lseq(LSeq(self.local(cat), self.local(b("+", x.n, y.n, "int")), x.item, x.ty), tr)
         if op in ("&&", "||"):
             a = self.expr(e.left).flat()[0]
             rhs, bv = self.sub(lambda: self.expr(e.right))
@@ -397,12 +483,15 @@ class Lowerer:
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
     def e_SeqLit(self, e):
+        if not e.elems:
+            return EMPTY
         ety = _scalar(self.ty(e))
         parts = [self.expr(x) for x in e.elems]
-        if not parts:
-            raise Unsupported("the empty sequence {}")
         items = [S.Cast(x, ety) if x.ty != ety else x for p in parts for x in p.flat()]
         return V.of((len(parts),) + parts[0].shape, ety, items)
+
+    def e_Comprehension(self, e):  # { body | x in dom }: a sequence of any length
+        return self.fill(self.sequence(e.iter.domain), self.ty(e).elem or Ty("void"), _at(e), e.iter.name, e.body)
 
     def e_SeqIndex(self, e):
         return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0], _at(e))
@@ -441,7 +530,7 @@ class Lowerer:
             return self.reduction(f.name, e.args[0])
         return self.probe(f, e)
 
-    def inline(self, name: str, e) -> V:
+    def inline(self, name: str, e) -> Any:
         decl = self.c.functions[name]
         if self.depth > 12:
             raise Unsupported(f"recursion in function {name}")
@@ -452,14 +541,16 @@ class Lowerer:
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
             if not isinstance(decl.body, A.Block):
-                return _as(self.expr(decl.body), st)
-            names = [self.fresh("ret") for _ in range(_size(rty))]
+                return self.as_seq(decl.body, rty) if _dynamic(rty) else _as(self.expr(decl.body), st)
+            names = [self.fresh("ret") for _ in range(2 if _dynamic(rty) else _size(rty))]
             for nm in names:
-                self.emit(S.Local(nm, st))
+                self.emit(S.Local(nm, "int" if _dynamic(rty) else st))
             label = self.fresh("end")
             self.ret, self.where = (names, label, st, rty), "function"
             self.stmt(decl.body)
             self.emit(S.Label(label))
+            if _dynamic(rty):
+                return self.to_lseq(LSeq(S.Ref("l", names[0], "int"), S.Ref("l", names[1], "int"), (), st), rty)
             return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
 
     #: the basis functions of reals that are a function of the C prelude
@@ -475,6 +566,9 @@ class Lowerer:
         if name == "inside":
             return self.probe_inside(e)
         if name in ("numStrands", "numActive", "numStable"):
+            if self.where == "create":  # every strand the grid makes, all active (diderotc's counts)
+                self.counted = True
+                return scal(self.made() if name != "numStable" else _const(0, "int"), "int")
             if self.where not in ("global", "strand"):
                 raise Unsupported(f"{name}() outside strand methods and the global block")
             self.serial |= self.where == "strand"
@@ -538,6 +632,15 @@ class Lowerer:
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
             return scal(_det(self.share(args[0]).comps), "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
+
+    def made(self):
+        """How many strands the grid or collection makes: the product of its iterators' extents."""
+        total = _const(1, "int")
+        for dom in (it.domain for it in self.c.program.create.iters):
+            ext = b("+", b("-", self.expr(dom.hi).flat()[0], self.expr(dom.lo).flat()[0], "int"), _const(1, "int"), "int") \
+                if isinstance(dom, A.Range) else self.seq_len(self.sequence(dom))
+            total = b("*", total, S.Call("tl_imax", (ext, _const(0, "int")), "int"), "int")
+        return total
 
     def lib(self, fn: str, args: list, n: int) -> list:
         """The ``n`` results of the library routine ``fn`` (an ``S.Lib``)."""
@@ -634,6 +737,9 @@ class Lowerer:
         return V.of(shape, "real", [S.Ref("l", a, "real") for a in accs])
 
     def share_seq(self, seq):
+        """``seq`` as it is now (a local sequence's cell and length copied: its variable may be assigned in a loop over it)."""
+        if isinstance(seq, LSeq):
+            return LSeq(self.local(seq.base), self.local(seq.n), seq.item, seq.ty)
         return self.share(seq) if isinstance(seq, V) else seq
 
     def seq_reduction(self, name: str, comp, seq) -> V:
@@ -876,6 +982,11 @@ class Lowerer:
             if not isinstance(target, tuple):
                 raise Unsupported(f"assigning {s.name}")
             (cur, names), space = target, "l"
+            if isinstance(cur, LSeq):
+                q = self.share_seq(self.as_seq(s.value, Ty("seq", elem=_elem_ty(cur))))
+                self.emit(S.Set("l", names[0], q.base))
+                self.emit(S.Set("l", names[1], q.n))
+                return
         else:
             space = "s" if scope == "state" else "g"
             cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
@@ -941,6 +1052,17 @@ class Lowerer:
         for a in s.args:
             if isinstance(a, A.Str):
                 items.append(a.value)
+            elif _dynamic(ty := self.ty(a)):  # "{", then each item after "," but the first, then "}"
+                seq, j = self.share_seq(self.sequence(a)), self.fresh("pj")
+                self.emit(S.Print((*items, "{")))
+                with self.setting(out=[]):
+                    items[:] = []
+                    self.emit(S.If(b(">", S.Ref("l", j, "int"), _const(0, "int"), "bool"), (S.Print((",",)),)))
+                    nest(self.seq_item(seq, S.Ref("l", j, "int")).comps, ty.elem)
+                    self.emit(S.Print(tuple(items)))
+                    body = self.out
+                self.emit(S.For(j, _const(0, "int"), self.seq_last(seq), tuple(body)))
+                items[:] = ["}"]
             else:
                 nest(self.expr(a).comps, self.ty(a))
         self.printing = True
@@ -957,9 +1079,9 @@ class Lowerer:
     def s_Return(self, s):
         if self.ret is None:
             raise Unsupported("return outside a function")
-        names, label, st, _ = self.ret
-        v = self.expr(s.value)
-        for n, x in zip(names, v.flat()):
+        names, label, st, rty = self.ret
+        v = self.expr(s.value) if not _dynamic(rty) else self.as_seq(s.value, rty)
+        for n, x in zip(names, (v.base, v.n) if isinstance(v, LSeq) else v.flat()):
             self.emit(S.Set("l", n, x))
         self.emit(S.Exit("goto", label))
 
@@ -1141,8 +1263,8 @@ def lower(checked: Checked) -> S.StrandIR:
     """The strand IR of a typed program, or :class:`Unsupported` with the reason."""
     p = checked.program
     L = Lowerer(checked)
-    if p.start is not None or p.initialize is not None:
-        raise Unsupported("a start or initialize block")
+    if p.start is not None:
+        raise Unsupported("a global start block")
     strand = p.strand
     if any(name in ("start", "initialize") for name, _ in strand.methods):
         raise Unsupported("a strand's start method")
@@ -1174,11 +1296,13 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     global_block = method(p.update, "global")
-    if global_block is not None:
-        written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
-        if written & L.field_reads:
-            raise Unsupported(f"a field defined with a global the global block assigns "
-                              f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
+    if L.counted and L.births:
+        raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
+    with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
+        written = {st.name.partition(".")[0] for st in S.nodes((global_block, method(p.initialize, "global")), S.Set) if st.space == "g"}
+    if written & L.field_reads:
+        raise Unsupported(f"a field defined with a global the global or initialize block assigns "
+                          f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
@@ -1270,7 +1394,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             raise
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
-    fr = rt.frame(None)
+    if rt.p.global_init is not None:  # the global initialize block, in Python before the strands exist (as I.create)
+        I._global_block(rt, rt.p.global_init)
+    fr, before = rt.frame(None), "".join(rt.printed)  # (what it printed comes first)
     ranges = [(int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1)
               for _name, lo, hi in program.compiled.create_iters]
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
@@ -1300,7 +1426,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = run.state(o.name, o.shape, o.kind, chosen)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
-                         int(np.count_nonzero(status == 1)), run.printed if bsp else run.printed_by_strand())
+                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))

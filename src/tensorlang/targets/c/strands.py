@@ -50,9 +50,10 @@ def _defines(**values: object) -> str:
 #: tl_err_flag's low 3 bits (the rest: TL_AT, where the operation is); 5: new made more strands
 #: in one super-step than the memory budget holds. The interpreter's wording.
 ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
-          3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero"}
+          3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
+          7: "a method's sequences take more than the C executor's 2^20 cells a thread (run it with backend='interp')"}
 #: the C functions that may set the error flag and take the position of their operation last
-_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk")
+_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati")
 
 
 def _where(at: tuple[int, int]) -> str:
@@ -480,7 +481,8 @@ class Renderer:
             args += ", tl_bk *bk_"
         lines = [f"static int {name}({'const int64_t *its, ' * its}{args}) {{"] + [
             f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};" for k, it in enumerate(self.ir.iters) if its]
-        lines += decls + self.stmts(body, "    ")
+        arena = any(c.fn.startswith("tl_ar_") for c in S.nodes(body, S.Call))  # (a method's sequences: from an empty arena)
+        lines += decls + ["    tl_ar_top = 0;"] * arena + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
 
@@ -596,7 +598,7 @@ def _pure(e) -> bool:
     (no sequence index, int division or conversion out of a real): the same for a strand
     wherever its method evaluates it."""
     return all(r.space in ("n", "g") for r in S.nodes(e, S.Ref)) and not any(
-        isinstance(x, S.At) or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn[-3:] == "chk")
+        isinstance(x, S.At) or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn in _FAILING)
         or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in S.nodes(e, object))
 
 
@@ -869,7 +871,7 @@ class Run:
         if err[0]:
             code, at = int(err[0]) & 7, int(err[0]) >> 3
             span = Span.point(at >> 32, at & 0xFFFFFFFF) if at else None  # TL_AT in strands_prelude.h
-            raise error("input", ERRORS.get(code, "a run-time error in a strand"), span)
+            raise error("too-large" if code == 7 else "input", ERRORS.get(code, "a run-time error in a strand"), span)
 
     def _add_births(self) -> None:
         """Append the strands ``new`` made (in the order the interpreter makes them: by

@@ -47,6 +47,35 @@ static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
     return q->data[i * q->comps + c];
 }
+/* the sequences of any length a method makes: cells of its thread's arena (TL_ARENA, allocated when first used,
+   emptied when a method starts; docs/diderot-compiled.md). Past it: error 7 and cell -1; every access is checked */
+#define TL_ARENA ((int64_t)1 << 20)
+typedef union { double r; int64_t i; } tl_cell;
+static __thread tl_cell *tl_ar; static __thread int64_t tl_ar_top;
+static int64_t tl_ar_new(int64_t n, int64_t c, int64_t at) {  /* n items of c cells */
+    if (n < 0 || n > (TL_ARENA - tl_ar_top) / c || (!tl_ar && !(tl_ar = malloc(sizeof(tl_cell) * (size_t)TL_ARENA)))) { tl_fail(7, at); return -1; }
+    tl_ar_top += n * c; return tl_ar_top - n * c;
+}
+static inline int tl_ar_ok(int64_t b, int64_t k) { return b >= 0 && k >= 0 && k < tl_ar_top - b; }
+static inline int64_t tl_ar_cell(int64_t b, int64_t n, int64_t i, int64_t c, int64_t k, int64_t at) {
+    if (i < 0 || i >= n) { tl_fail(4, at); return -1; }
+    return b >= 0 && tl_ar_ok(b, i * c + k) ? b + i * c + k : -1;  /* (b >= 0: n items of c cells were taken) */
+}
+#define TL_AR(F, T, M) static inline int64_t tl_ar_put##F(int64_t b, int64_t k, T v) { if (tl_ar_ok(b, k)) tl_ar[b + k].M = v; return 0; } \
+    static inline T tl_ar_at##F(int64_t b, int64_t n, int64_t i, int64_t c, int64_t k, int64_t at) { \
+        int64_t x = tl_ar_cell(b, n, i, c, k, at); return x < 0 ? 0 : tl_ar[x].M; }
+TL_AR(, double, r) TL_AR(i, int64_t, i)
+/* a @ b (na, nb items of c cells): b where a is empty, a where b is or follows a, a extended where it ends at the
+   top, else a copy of both at the top (a cell taken is never written again) */
+static int64_t tl_ar_cat(int64_t a, int64_t na, int64_t b, int64_t nb, int64_t c, int64_t at) {
+    if (na <= 0 || nb <= 0) return na <= 0 ? b : a;
+    if (a < 0 || b < 0) return -1;
+    int64_t la = na * c, lb = nb * c, r = a + la == tl_ar_top ? a : -1;  /* (na, nb: within the cells a, b took) */
+    if (a + la == b) return a;
+    if (r < 0 && (r = tl_ar_new(la, 1, at)) >= 0) memcpy(tl_ar + r, tl_ar + a, sizeof(tl_cell) * (size_t)la);
+    if (r < 0 || tl_ar_new(lb, 1, at) < 0) return -1;
+    memcpy(tl_ar + r + la, tl_ar + b, sizeof(tl_cell) * (size_t)lb); return r;
+}
 /* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */
 #define TL_NCMP(B) static inline int##B##_t tl_nc##B(int64_t b) { return b < INT##B##_MIN ? INT##B##_MIN : b > INT##B##_MAX ? INT##B##_MAX : (int##B##_t)b; } \
     static inline int tl_ge##B(int##B##_t a, int64_t b) { return (a >= tl_nc##B(b)) & (b <= INT##B##_MAX); } \
