@@ -428,3 +428,18 @@ def test_print_formats_as_diderots_executable():
     # interpreter and C executor both make a NaN without its sign bit there
     assert run("printing.diderot").printed == \
         "{} {1,2,3} [1.5,-0] inf -inf nan inf 123456789 9.9999999999999995e-08 3\n"
+
+
+@pytest.mark.parametrize("where", [
+    'update { real{} s = load("f.txt"); x = s{0}; stabilize; }',   # a local's value
+    'update { x = load("f.txt"){0}; stabilize; }',                  # inside an expression
+])
+def test_load_outside_a_global_value_is_refused_at_its_place(where):
+    """load("file") is read when the run starts: only the whole value of a global (it was a
+    KeyError from the interpreter's basis when the program was built)."""
+    text = f"#version 2.0\nstrand S (int i) {{\n  output real x = 0.0;\n  {where}\n}}\ninitially [ S(i) | i in 0..1 ];\n"
+    with pytest.raises(TensorLangError, match="whole value of a global") as info:
+        check(parse_program(text))
+    assert info.value.code == "syntax" and info.value.span.line == 4
+    check(parse_program('#version 1.0\nreal{} g = load("f.nrrd");\n' + text.split("\n", 1)[1]
+                        .replace(where, "update { x = g{0}; stabilize; }")))

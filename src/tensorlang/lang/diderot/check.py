@@ -69,6 +69,7 @@ class Checker:
         self.result: Ty | None = None
         self.folder = folder  # where image("file") is looked for first (the program file's folder)
         self.declaring: str | None = None  # the global whose value is being checked
+        self.whole = None  # the whole value of the global being checked
 
     # ---------------------------------------------------------------- helpers
     def fail(self, code: str, message: str, node, *compared: Ty) -> NoReturn:
@@ -114,8 +115,9 @@ class Checker:
                     and init.func.name == "load"
                 # an input's image("file") is a default the run may replace: its header is not read
                 self.declaring = None if isinstance(decl, A.InputDecl) else decl.name
+                self.whole = init  # the one place a load("file") may stand (_loaded)
                 value = self.note(init, ty) if loaded else self.expr(init, top)
-                self.declaring = None
+                self.declaring = self.whole = None
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
                     ty = Ty("field", ty.shape, ty.dim, value.k)
                 self.expect(ty, value, init, f"the value of {decl.name}")
@@ -476,13 +478,20 @@ class Checker:
         if self.expr(e.path, scope) != STRING:
             self.fail("shape", "a file name is a string", e.path)
         if e.what != "image":
-            return Ty("seq", elem=VOID)
+            return self._loaded(e)
         if self.declaring is not None and isinstance(e.path, A.Str):
             found = file_image_type(e.path.value, self.folder)
             if found is not None:
                 self.c.images[id(e)] = (self.declaring, found, True)
                 return found
         return Ty("image", ())
+
+    def _loaded(self, e) -> Ty:
+        """``load("file")`` is read when the run starts: it is the whole value of a global, nowhere else."""
+        if e is not self.whole:
+            self.fail("syntax", 'load("file") is the whole value of a global (real{} xs = load("xs.nrrd");), '
+                      "not part of an expression or a method", e)
+        return Ty("seq", elem=VOID)
 
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
@@ -514,6 +523,8 @@ class Checker:
                 self.c.shared.add("pos")
                 return Ty("set", name=self.strand.name)
             args = [self.expr(a, scope) for a in e.args]
+            if name == "load" and name not in self.c.functions:
+                self._loaded(e)
             if name in self.c.functions:
                 decl = self.c.functions[name]
                 if len(args) != len(decl.params):
