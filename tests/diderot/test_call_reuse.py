@@ -172,3 +172,50 @@ def test_images_larger_than_the_cache_keeps_are_not_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(strands_probe, "KEEP", 42 * 8)
     _same(p(img=img), first)
     assert runner.packed["last"][0][0] is img
+
+
+def test_a_settled_image_file_called_again_costs_one_stat_and_still_meets_a_smaller_budget(tmp_path, monkeypatch):
+    """A call again on an image file unchanged since the last call (past RACY_NS) takes the image the reader
+    keeps after one look at the file (its file_key): not the header check's and the reader's four; a smaller
+    memory budget still refuses it, a rewritten file is read again (docs/performance.md, life's parts)."""
+    from tensorlang.sampling import image as I
+
+    monkeypatch.setattr(I, "RACY_NS", 0)
+    p, path = _program(tmp_path), tmp_path / "img.nrrd"
+    _write(path, np.arange(42.0).reshape(6, 7))
+    first = p(img=str(path))
+    looked: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda f, *a, **k: looked.append(os.fspath(f)) or real_stat(f, *a, **k))
+    _same(p(img=str(path)), first)
+    assert looked.count(str(path)) == 1
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(256))  # 42 samples: 336 bytes
+    with pytest.raises(TensorLangError) as info:
+        p(img=str(path))
+    assert info.value.code == "too-large"
+    monkeypatch.delenv("TENSORLANG_MAX_BYTES")
+    stamp = real_stat(path)
+    _write(path, np.arange(42.0).reshape(6, 7) * 2.0)
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))  # (a coarse clock may not have moved)
+    inside = first["v"] != -1.0
+    np.testing.assert_array_equal(p(img=str(path))["v"][inside], 2.0 * first["v"][inside])
+
+
+def test_a_call_again_casts_the_state_arrays_once(tmp_path, monkeypatch):
+    """The state arrays a finished run hands to the next (Runner.spare) keep their C pointers: a call again
+    casts none of them again, and makes no new string table where the program has no string input."""
+    monkeypatch.setattr(c_strands, "_RUNNERS", {})  # this program's runner alone
+    p, path = _program(tmp_path), tmp_path / "img.nrrd"
+    _write(path, np.arange(42.0).reshape(6, 7))
+    first = p(img=str(path))
+    p(img=str(path))
+    (runner,) = c_strands._RUNNERS.values()
+    (R, I, status, _), = runner.spare.values()
+    cast: list[int] = []
+    real = runner.ffi.from_buffer
+    runner.ffi.from_buffer = lambda a, *rest, **k: cast.append(id(a)) or real(a, *rest, **k)
+    try:
+        _same(p(img=str(path)), first)
+    finally:
+        del runner.ffi.from_buffer
+    assert not {id(R), id(I), id(status)} & set(cast)

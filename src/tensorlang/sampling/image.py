@@ -333,6 +333,12 @@ def _load_same(name: str, dim: int | None, size: int) -> Image:
     return img
 
 
+def kept_image(key: tuple) -> Image | None:
+    """What :func:`load` (no ``dim``) returns now for the NRRD file of :func:`file_key` ``key``, where it keeps it."""
+    last = _LAST.get((key[0], None))
+    return last[2] if last is not None and last[0] == key else None
+
+
 def _held(img: Image) -> int:
     """The bytes an image's samples hold: their buffer's, where they are a view of one."""
     return max(img.data.nbytes, getattr(img.data.base, "nbytes", 0))

@@ -30,6 +30,7 @@ from .. import limits
 from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
 from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
+from ..sampling.image import file_key, kept_image
 from . import nrrd_out, options
 
 
@@ -117,8 +118,12 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
             img = value
         elif _is_path(value):
             path = _found(os.fspath(value), base_dirs)
-            nrrd_out.check_image_file(path)
-            img = load_image(path)
+            last, key = _FILES.get(path), file_key(path)
+            if not (last and key and last[:2] == (key, limits.memory_budget_bytes()) and kept_image(key) is last[2]):
+                nrrd_out.check_image_file(path)
+                _FILES.clear() if len(_FILES) > 8 else None
+                last = _FILES[path] = (key, limits.memory_budget_bytes(), load_image(path))
+            img = last[2]
         else:
             array = np.asarray(value) if not isinstance(value, np.ndarray) else value
             if array.dtype.kind in "biuf":
@@ -133,6 +138,11 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
         raise error("input", f"{what}: the image's samples have shape {tuple(img.voxel_shape)}, the program "
                              f"declares {declared} samples")
     return img
+
+
+#: an image file's last call (path: its file_key, the memory budget, the image): called again unchanged under the
+#: same budget, the image the reader keeps, without the header check's and the reader's look-ups
+_FILES: dict[str, tuple] = limits.kept({})
 
 
 def _real(value: Any, what: str) -> float:

@@ -697,6 +697,8 @@ class Runner:
         #: the state arrays of the last run that ended (at most SPARE_BYTES: new ones cost page faults), for
         #: the next run with as many strands, and the rows tl_create may not set before reading them (zeroed)
         self.spare: dict = {}
+        self.spare_ptrs: dict = {}  # (the spare arrays' C pointers, Run._p's, cast once)
+        self.no_strings = self.ffi.new("const char *[]", [self.ffi.NULL])  # (the table of a run without string inputs)
         written = {self.renderer.state[name] for name in _set_first(ir.create + ir.init)}
         self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
                            for arr, n in (("R", self.renderer.nr), ("I", self.renderer.ni)))
@@ -708,7 +710,8 @@ class Runner:
         if kept is None:
             return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8), -1
         for table, unset in zip(kept, self.unset):
-            table[unset] = 0
+            if unset:  # (an empty fancy index costs 5 µs a table)
+                table[unset] = 0
         return kept
 
     def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
@@ -735,7 +738,10 @@ class Run:
         self.nlive = np.array([n], dtype=np.int64)
         self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
         self.gr, self.gi = np.zeros(max(r.gnr, 1)), np.zeros(max(r.gni, 1), dtype=np.int64)
-        self._ptrs: dict[int, tuple] = {}  # (_p: each array cast once, until the births replace them)
+        # (_p: each array cast once, until the births replace them; a finished run's state arrays' from it)
+        self._ptrs: dict[int, tuple] = runner.spare_ptrs if was >= 0 else {}
+        runner.spare_ptrs = {}
+        self._texts: tuple | None = None  # (_strings: the table of the strings the program does not spell)
         self._others: dict[str, int] = {}  # (_other: the strings the program does not spell)
         for name, (arr, k) in r.globals.items():
             base, _, comp = name.partition(".")
@@ -782,10 +788,10 @@ class Run:
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
         the sequences' descriptors."""
-        texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(self._others, key=self._others.__getitem__)]
-        table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
-        self._texts = (texts, table)
-        self.lib.tl_set_strings(table, len(texts))
+        if self._texts is None:  # (made once a run: the strings are known once the globals are)
+            texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(self._others, key=self._others.__getitem__)]
+            self._texts = (texts, self.ffi.new("const char *[]", texts) if texts else self.owner.no_strings)
+        self.lib.tl_set_strings(self._texts[1], len(self._texts[0]))
         self.lib.tl_set_fixed(int(FIXED_TEAM))
         self.lib.tl_set_seqs(self.seqs)
 
@@ -793,6 +799,7 @@ class Run:
         """The run is over (its outputs copied out): its state arrays serve the next run."""
         if self.R.nbytes + self.I.nbytes + self.status.nbytes <= SPARE_BYTES:
             self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status, self.token)}
+            self.owner.spare_ptrs = {id(a): self._ptrs[id(a)] for a in (self.R, self.I, self.status) if id(a) in self._ptrs}
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
@@ -936,7 +943,7 @@ class Run:
         out = np.empty((count, len(rows)), dtype=table.dtype)
         if table is self.R and len(rows) > 1 and count:  # strand by strand in C (numpy's strided copy is slow)
             p = lambda ctype, a: self.ffi.cast(ctype, self.ffi.from_buffer(a)) if a is not None else self.ffi.NULL  # noqa: E731
-            self.lib.tl_out_real(p("double *", table), self.n, p("int64_t *", rows), len(rows), p("int64_t *", picked),
+            self.lib.tl_out_real(self._p("double *", table), self.n, p("int64_t *", rows), len(rows), p("int64_t *", picked),
                                  count, p("double *", out))
         for j, k in enumerate(rows if table is self.I or len(rows) == 1 else ()):  # one row of the table at a time
             bits = self.runner.narrow.get(int(k)) if table is self.I else None  # (a narrow row: its first bytes)
