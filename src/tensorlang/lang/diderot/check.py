@@ -69,7 +69,7 @@ class Checker:
         self.result: Ty | None = None
         self.folder = folder  # where image("file") is looked for first (the program file's folder)
         self.declaring: str | None = None  # the global whose value is being checked
-        self.whole = None  # the whole value of the global being checked
+        self.whole: object = None  # the whole value of the global being checked
 
     # ---------------------------------------------------------------- helpers
     def fail(self, code: str, message: str, node, *compared: Ty) -> NoReturn:
