@@ -93,11 +93,6 @@ def _total(*parts):
     return total
 
 
-def _one_result(*blocks, spec, runner, names, others, result):
-    """One chunk of a map_blocks run: the kernel on the chunk, its one result."""
-    return runner(spec, dict(zip(names, blocks)), others)[result]
-
-
 def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping[str, Any], result: str,
                 shape: tuple, dtype) -> Any:
     """One mapped result: ``dask.array.blockwise`` over the batched inputs' blocks."""
@@ -106,9 +101,9 @@ def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping
     for name in names:  # the batch is index "b"; every other dimension is one block of its own
         args += [arrays[name], tuple("b" if d == positions[name] else f"{name}.{d}" for d in range(arrays[name].ndim))]
     out_index = tuple("b" if n is None else f"out.{d}" for d, n in enumerate(shape))
-    return da.blockwise(_one_result, out_index, *args, dtype=dtype, concatenate=True,
+    return da.blockwise(partial(_run_part, dict(others)), out_index, *args, dtype=dtype, concatenate=True,
                         new_axes={f"out.{d}": n for d, n in enumerate(shape) if n is not None},
-                        spec=spec, runner=runner, names=names, others=dict(others), result=result)
+                        spec=spec, runner=runner, names=names, result=result)
 
 
 def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[str, Any], others: Mapping[str, Any],
@@ -190,6 +185,8 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     return results
 
 
-def _run_part(small, *blocks, spec, runner, names):
-    """One chunk of a run of several results (or a sum): the kernel on its blocks."""
-    return runner(spec, dict(zip(names, blocks)), small)
+def _run_part(small, *blocks, spec, runner, names, result=None):
+    """One chunk: the kernel on its blocks (``small``: the inputs without the batch); every
+    result (a run of several, or a sum), or only ``result`` (a map_blocks run)."""
+    found = runner(spec, dict(zip(names, blocks)), small)
+    return found if result is None else found[result]
