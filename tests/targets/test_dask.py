@@ -65,7 +65,7 @@ def interpolation_inputs(rng, E, n):
     ("in var x : [E]\nout var y : [E]\ny[i] = x[i]\n", "n", ["symbolic size"]),
     # a where-equation on the batch position holds of the whole array (each chunk said "sizes E = 1 do not fit")
     ("in var x : [E m] where i1 = 2\nout var y : [E m]\ny[i,j] = x[i,j] * 2\n", "E",
-     ["'x' is declared where i1 = 2", "batch position i1", "not of each chunk"]),
+     ["'x' is declared where i1 = 2", "equation on its batch position i1", "not of each chunk"]),
 ])
 def test_programs_that_are_not_data_parallel_say_why(src, batch, words):
     k = tl.compile(src, backend="numpy")

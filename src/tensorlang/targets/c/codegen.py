@@ -89,8 +89,7 @@ class CPrinter:
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
         #: the slots whose loads read another pointer (an inout input, :attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
-        #: a parallel loop printed so far asks for ``tl_threads``, the step's team (:func:`function` declares it)
-        self.threads = False
+        self.threads = False  # a parallel loop asked for the step's team, tl_threads (function() declares it)
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:

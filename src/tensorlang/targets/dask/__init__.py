@@ -11,24 +11,23 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import limits
-from ...analysis import batch as analysis
-from ...analysis.batch import NotDataParallel, Verdict
+from ...analysis.batch import NotDataParallel, Verdict, batch_verdict as data_parallel
 from ...ein.index import index_variables
 from ...ein.structure import position_names
 from ...errors import TensorLangError, error
 
 
 def batch_verdict(program, positions: dict[str, int], line_of=lambda n: None) -> Verdict:
-    """:func:`analysis.batch.batch_verdict`, where no batched input's declared structure names
-    its batch position: ``where i1 = 2`` holds of the whole array, never of each chunk."""
+    """:func:`~tensorlang.analysis.batch.batch_verdict`, where no batched input's structure has an equation on its
+    batch position (``where i1 = 2`` fixes a row of the whole array; an inequality is checked chunk by chunk)."""
     for decl in program.decls:
         if decl.structure is not None and decl.name in positions:
             position = position_names(len(decl.shape))[positions[decl.name]]
-            if any(position in index_variables(side) for conditions in decl.structure.unique
+            if any(c.op == "=" and position in index_variables(side) for conditions in decl.structure.unique
                    for c in conditions for side in (c.left, c.right)):
-                raise NotDataParallel(f"{decl.name!r} is declared {decl.structure.text}, a condition on its batch "
+                raise NotDataParallel(f"{decl.name!r} is declared {decl.structure.text}, an equation on its batch "
                                       f"position {position}: it holds of the whole array, not of each chunk")
-    return analysis.batch_verdict(program, positions, line_of)
+    return data_parallel(program, positions, line_of)
 
 
 def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple[Verdict, str]],
