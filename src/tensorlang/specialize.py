@@ -16,10 +16,10 @@ from typing import Mapping
 import numpy as np
 
 from . import lang, stages, targets
-from .targets.dask import default_batch
+from .targets.dask import batch_verdict, default_batch
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
-from .analysis.batch import NotDataParallel, batch_verdict
+from .analysis.batch import NotDataParallel
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard, is_integer, pointing_into, shown_name, signature_checked
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads

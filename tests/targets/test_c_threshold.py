@@ -439,3 +439,11 @@ def test_a_step_without_parallel_loops_asks_openmp_nothing(monkeypatch):
         assert "omp_get_max_threads" in code and "num_threads(tl_threads)" in code
     finally:
         threshold.clear()
+
+
+def test_the_team_is_declared_where_the_printer_asked_for_it_not_where_a_name_says_so():
+    """The step declares ``tl_threads`` where a parallel loop of its printer used it
+    (``CPrinter.threads``), not where its text holds the word: a variable named
+    ``tl_threads`` in a serial step's comments asked OpenMP for its threads at every call."""
+    code = tl.compile("in var tl_threads : [3]\nout var y : [3]\ny[i] = tl_threads[i] * 2\n", backend="c").code("c")
+    assert "omp_get_max_threads" not in code and "(void)nthreads;" in code

@@ -63,6 +63,9 @@ def interpolation_inputs(rng, E, n):
     ("in var x : [E]\nin var M : [E E]\nout var y : [E]\ny[i] = sum(j) M[i,j] * x[j]\n", "E", ["2 dimensions"]),
     ("in var x : [E n]\nout var y : [n]\ny[i] = sum(j) x[j,i] + 1\n", "E", ["outside a sum"]),
     ("in var x : [E]\nout var y : [E]\ny[i] = x[i]\n", "n", ["symbolic size"]),
+    # a where-equation on the batch position holds of the whole array (each chunk said "sizes E = 1 do not fit")
+    ("in var x : [E m] where i1 = 2\nout var y : [E m]\ny[i,j] = x[i,j] * 2\n", "E",
+     ["'x' is declared where i1 = 2", "equation on its batch position i1", "not of each chunk"]),
 ])
 def test_programs_that_are_not_data_parallel_say_why(src, batch, words):
     k = tl.compile(src, backend="numpy")
@@ -80,6 +83,14 @@ def test_transposition_that_keeps_the_batch_is_data_parallel():
     got = k.dask(A=da.from_array(a, chunks=(4, 2)), batch="E")["B"]
     assert got.shape == (2, 6)
     np.testing.assert_array_equal(got.compute(scheduler="sync"), a.T)
+
+
+def test_a_where_equation_beside_the_batch_runs_chunk_by_chunk():
+    k = tl.compile("in var x : [E m] where i2 = 2\nout var y : [E m]\ny[i,j] = x[i,j] * 2\n", backend="numpy")
+    x = np.zeros((5, 3))
+    x[:, 1] = np.arange(5.0)
+    got = k.dask(x=x, batch="E", chunks=2)["y"].compute(scheduler="sync")
+    np.testing.assert_array_equal(got, 2 * x)
 
 
 # ------------------------------------------------------------------ local schedulers

@@ -80,10 +80,6 @@ def blas_int_max(dtype, pad: int = 1) -> int | None:
     return None if found is None else found.int_max
 
 
-def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
-    return Caps(fuse=False, reuse=False, blas=blas, gemm_copies=False)  # the store is by name: no shared buffers
-
-
 def _wraps_a_kernel(*args, **kwargs):
     raise error("backend", "the dask target runs a compiled kernel chunk by chunk: call k.dask(...) on a kernel "
                            "compiled for another back end (docs/dask.md)")
@@ -97,7 +93,9 @@ REGISTRY: dict[str, Target] = {
                 lambda code, schedule, facts, options, reference=None: CKernel(code, pad=options.pad),
                 ("opt", "facts", "schedule", "loops", "code", "build")),
     # NumPy: the schedule's steps as generated Python (.numpy.codegen), defined here and run over a store
-    "numpy": Target("numpy", _numpy_caps, lambda program, schedule, loops, caps: compile_numpy(program, schedule.dtype, schedule),
+    # (by name: no shared buffers)
+    "numpy": Target("numpy", lambda dtype, pad, blas, parallel_work: Caps(fuse=False, reuse=False, blas=blas, gemm_copies=False),
+                    lambda program, schedule, loops, caps: compile_numpy(program, schedule.dtype, schedule),
                     numpy_runtime.build, ("opt", "facts", "schedule", "code", "build")),
     "interp": Target("interp", lambda *args: Caps(), None, InterpTarget.build, ("build",)),
     "dask": Target("dask", lambda *args: Caps(), None, _wraps_a_kernel, (), chunked=dask_target.run_chunked),

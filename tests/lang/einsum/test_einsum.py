@@ -20,12 +20,15 @@ RNG = np.random.default_rng(20)
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
 
 
-def _data(shape, special: bool = True, dtype=np.float64):
-    x = RNG.uniform(-1, 1, size=shape)
+def _data(shape, special: bool = True, dtype=np.float64, rng=None):
+    """Uniform numbers in [-1, 1), two of them (where ``special``) NaN, ±inf or ±0; from
+    ``rng`` (default: this file's; test_peer_suites.py gives one per case)."""
+    rng = RNG if rng is None else rng
+    x = rng.uniform(-1, 1, size=shape)
     if special and x.size >= 4:
         flat = x.reshape(-1)
-        picks = RNG.choice(flat.size, size=min(2, flat.size // 4), replace=False)
-        flat[picks] = RNG.choice(SPECIAL, size=picks.size)
+        picks = rng.choice(flat.size, size=min(2, flat.size // 4), replace=False)
+        flat[picks] = rng.choice(SPECIAL, size=picks.size)
     return x.astype(dtype)
 
 

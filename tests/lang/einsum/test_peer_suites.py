@@ -27,10 +27,11 @@ import pytest
 
 import tensorlang as tl
 
+from test_einsum import _data  # NaN, ±inf and ±0 among uniform numbers
+
 BACKENDS = [b for b in ("numpy", "interp", "c") if b in tl.available_backends()]
 #: numpy's own warnings where its optimized paths (matmul, tensordot) meet inf and NaN
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
-SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
 
 #: (source, subscripts, shapes)
 CASES = [
@@ -285,15 +286,6 @@ def _rng(*key) -> np.random.Generator:
     return np.random.default_rng([sum(map(ord, str(k))) for k in key])
 
 
-def _data(rng, shape, dtype=np.float64, special=True):
-    x = rng.uniform(-1, 1, size=shape)
-    if special and x.size >= 4:
-        flat = x.reshape(-1)
-        picks = rng.choice(flat.size, size=min(2, flat.size // 4), replace=False)
-        flat[picks] = rng.choice(SPECIAL, size=picks.size)
-    return x.astype(dtype)
-
-
 def _numpy_or_error(*args, **kw):
     try:
         return np.einsum(*args, **kw), None
@@ -340,7 +332,7 @@ def _ids(cases):
 @pytest.mark.parametrize("source, subscripts, shapes", CASES, ids=_ids(CASES))
 def test_peer_cases_match_numpy(source, subscripts, shapes, backend):
     rng = _rng(source, subscripts, shapes)
-    _check(subscripts, [_data(rng, s) for s in shapes], backend)
+    _check(subscripts, [_data(s, rng=rng) for s in shapes], backend)
 
 
 #: the C back end in the quick tier (a compile each): a selection; test_every_case_on_c runs all
@@ -354,7 +346,7 @@ _QUICK_C = [c for c in CASES if (c[0], c[1]) in {
 @pytest.mark.parametrize("source, subscripts, shapes", _QUICK_C, ids=_ids(_QUICK_C))
 def test_a_selection_on_c(source, subscripts, shapes):
     rng = _rng(source, subscripts, shapes)
-    _check(subscripts, [_data(rng, s) for s in shapes], "c")
+    _check(subscripts, [_data(s, rng=rng) for s in shapes], "c")
 
 
 @pytest.mark.slow
@@ -363,7 +355,7 @@ def test_every_case_on_c(source, subscripts, shapes):
     if "c" not in BACKENDS:
         pytest.skip("no C compiler")
     rng = _rng(source, subscripts, shapes)
-    ops = [_data(rng, s) for s in shapes]
+    ops = [_data(s, rng=rng) for s in shapes]
     _check(subscripts, ops, "c")
     expected, refused = _numpy_or_error(subscripts, *ops)
     if refused is None and len(shapes) >= 2:  # the expression runs the kernel tl.einsum compiled
@@ -375,7 +367,7 @@ def test_every_case_on_c(source, subscripts, shapes):
 def test_shrunk_and_broadcast_variants(source, subscripts, shapes, backend):
     """CuPy's variants: sizes 0 (numpy computes: an empty sum is 0) and 1 (broadcasting)."""
     rng = _rng(source, subscripts, shapes)
-    _check(subscripts, [_data(rng, s) for s in shapes], backend)
+    _check(subscripts, [_data(s, rng=rng) for s in shapes], backend)
 
 
 def _sublists(subscripts: str, ndims: list):
@@ -403,7 +395,7 @@ _TWO_OR_MORE = [c for c in CASES if len(c[2]) >= 2]
 @pytest.mark.parametrize("source, subscripts, shapes", _TWO_OR_MORE, ids=_ids(_TWO_OR_MORE))
 def test_the_sublist_form_matches_numpy(source, subscripts, shapes):
     rng = _rng(source, subscripts, shapes)
-    ops = [_data(rng, s) for s in shapes]
+    ops = [_data(s, rng=rng) for s in shapes]
     terms, output = _sublists(subscripts, [len(s) for s in shapes])
     args = [x for pair in zip(ops, terms) for x in pair] + ([output] if output is not None else [])
     _same(tl.einsum(*args, backend="numpy"), np.einsum(subscripts, *ops))
@@ -413,7 +405,7 @@ def test_the_sublist_form_matches_numpy(source, subscripts, shapes):
 @pytest.mark.parametrize("source, subscripts, shapes", _TWO_OR_MORE, ids=_ids(_TWO_OR_MORE))
 def test_contract_expressions_match_numpy(source, subscripts, shapes):
     rng = _rng(source, subscripts, shapes)
-    ops = [_data(rng, s) for s in shapes]
+    ops = [_data(s, rng=rng) for s in shapes]
     expected = np.einsum(subscripts, *ops)
     expr = tl.contract_expression(subscripts, *shapes, backend="numpy")
     _same(expr(*ops), expected)
@@ -425,7 +417,7 @@ def test_contract_expressions_match_numpy(source, subscripts, shapes):
 @pytest.mark.parametrize("source, subscripts, shapes", _TWO_OR_MORE[::6], ids=_ids(_TWO_OR_MORE[::6]))
 def test_float32_operands(source, subscripts, shapes):
     rng = _rng(source, subscripts, shapes, "f4")
-    ops = [_data(rng, s, np.float32) for s in shapes]
+    ops = [_data(s, dtype=np.float32, rng=rng) for s in shapes]
     for backend in ("numpy", "interp"):
         _check(subscripts, ops, backend)
 
@@ -484,7 +476,7 @@ _FIVE_SHAPES = [(6, 5), (10, 6), (5, 6, 7, 5), (1, 7), (2, 5)]
 def test_optimize_values(optimize):
     """JAX's, Dask's and CuPy's ``optimize=`` values: numpy's verdict, numpy's result."""
     rng = _rng("optimize", str(optimize))
-    ops = [_data(rng, s) for s in _FIVE_SHAPES]
+    ops = [_data(s, rng=rng) for s in _FIVE_SHAPES]
     for backend in ("numpy", "interp"):
         _check(_FIVE, ops, backend, optimize=optimize)
 
@@ -495,7 +487,7 @@ def test_optimize_values(optimize):
 def test_explicit_paths(path):
     """CuPy's explicit paths on a ternary case, and paths numpy refuses."""
     rng = _rng("paths", str(path))
-    ops = [_data(rng, s) for s in [(2, 3), (3, 4), (4, 5)]]
+    ops = [_data(s, rng=rng) for s in [(2, 3), (3, 4), (4, 5)]]
     _check("ij,jk,kl", ops, "numpy", optimize=path)
 
 
@@ -504,7 +496,7 @@ def test_explicit_paths(path):
 def test_order_and_casting(order, casting):
     """Dask's ``order=`` and ``casting=`` on its five-operand case (and values numpy refuses)."""
     rng = _rng("order", order, casting)
-    ops = [_data(rng, s, special=False) for s in _FIVE_SHAPES]
+    ops = [_data(s, special=False, rng=rng) for s in _FIVE_SHAPES]
     expected, refused = _numpy_or_error(_FIVE, *ops, order=order, casting=casting)
     if refused is not None:
         _refuses_as_numpy(refused, _FIVE, *ops, order=order, casting=casting)
@@ -518,7 +510,7 @@ def test_order_and_casting(order, casting):
 def test_out_argument():
     """``out=``: the right array is filled and returned; a wrong shape or dtype refused as numpy."""
     rng = _rng("out")
-    a, b = _data(rng, (2, 3)), _data(rng, (3, 4))
+    a, b = _data((2, 3), rng=rng), _data((3, 4), rng=rng)
     for backend in BACKENDS:
         out = np.full((2, 4), 7.0)
         assert tl.einsum("ij,jk", a, b, out=out, backend=backend) is out
@@ -552,7 +544,7 @@ _SUBLIST = [
 def test_torch_sublist_cases(k):
     shapes, make = _SUBLIST[k]
     rng = _rng("sublist", k)
-    args = make(*[_data(rng, s) for s in shapes])
+    args = make(*[_data(s, rng=rng) for s in shapes])
     expected = np.einsum(*args)
     for backend in BACKENDS:
         _same(tl.einsum(*args, backend=backend), expected)
@@ -600,7 +592,7 @@ _RANDOM = [_random_case(random.Random(seed)) for seed in range(60)]
 def test_random_cases_like_torchs(seed):
     sublists, shapes, output = _RANDOM[seed]
     rng = _rng("random", seed)
-    ops = [_data(rng, s) for s in shapes]
+    ops = [_data(s, rng=rng) for s in shapes]
     eq = ",".join(map(_letters, sublists)) + ("" if output is None else "->" + _letters(output))
     args = [x for pair in zip(ops, sublists) for x in pair] + ([] if output is None else [output])
     for backend in ("numpy", "interp"):
@@ -743,7 +735,7 @@ def test_empty_contractions_are_zero():
                        ("aaab,bc->c", [(0, 0, 0, 3), (3, 4)]), ("i", [(0,)]), ("ij->j", [(2, 0)]),
                        ("ij->i", [(2, 0)]), ("ijk,k->ij", [(3, 0, 6), (6,)]), ("ca,ca->c", [(0, 10), (0, 10)]),
                        ("i,i->", [(0,), (0,)]), ("ij,jk,kl->il", [(2, 0), (0, 3), (3, 2)])):
-        ops = [_data(rng, s) for s in shapes]
+        ops = [_data(s, rng=rng) for s in shapes]
         for backend in BACKENDS:
             _check(eq, ops, backend)
 
@@ -779,7 +771,7 @@ def test_strided_operands(order):
     """PyTorch's bilinear product of strided operands (every other column): numpy's values
     and numpy's result layout for each ``order``, on every back end, cached call too."""
     rng = _rng("strided", order)
-    left, w, right = _data(rng, (5, 10)), _data(rng, (15, 10, 20)), _data(rng, (5, 20))
+    left, w, right = _data((5, 10), rng=rng), _data((15, 10, 20), rng=rng), _data((5, 20), rng=rng)
     ops = (left[:, ::2], w[:, ::2, ::2], right[:, ::2])
     expected = np.einsum("bn,Anm,bm->bA", *ops, order=order)
     for backend in BACKENDS:

@@ -324,10 +324,8 @@ def cache_info() -> str:
     kernels = [p for p in entries if p.suffix == ".so"]
     size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
-    if isinstance(probed, Compiler):
-        compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}; {'' if probed.openmp else 'no '}OpenMP"
-    else:
-        compiler = f"none: {probed}"
+    compiler = (f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}; "
+                f"{'' if probed.openmp else 'no '}OpenMP" if isinstance(probed, Compiler) else f"none: {probed}")
     usable = "" if _usable_dir(directory) else "  (not usable: kernels go to a temporary directory)"
     return f"cache directory: {directory}{usable}\nkernels: {len(kernels)}, {size / 1024:.1f} KiB\ncompiler: {compiler}"
 

@@ -89,6 +89,7 @@ class CPrinter:
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
         #: the slots whose loads read another pointer (an inout input, :attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
+        self.threads = False  # a parallel loop asked for the step's team, tl_threads (function() declares it)
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
@@ -408,6 +409,7 @@ class CPrinter:
         exact = len(simd_reductions) == len(loop.reductions)  # max/min: NaN rules, no OpenMP reduction
         clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
         if loop.parallel:
+            self.threads = True
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             # the team decided at run time (csrc/tl_threads.h), named by its choice too (two loops may share a variable)
@@ -481,7 +483,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     for nest in nests:
         printer.reads = {slot: f"v{slot}_in" for slot in nest.inputs}
         printer.nest(nest, lines)
-    if any("tl_threads" in line for line in lines[threads_at:]):  # else no call of omp_get_max_threads per call
+    if printer.threads:  # else no call of omp_get_max_threads per call
         lines[threads_at:threads_at] = ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();",
                                         "#else", "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
     else:

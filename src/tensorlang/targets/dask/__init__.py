@@ -11,8 +11,23 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import limits
-from ...analysis.batch import Verdict
+from ...analysis.batch import NotDataParallel, Verdict, batch_verdict as data_parallel
+from ...ein.index import index_variables
+from ...ein.structure import position_names
 from ...errors import TensorLangError, error
+
+
+def batch_verdict(program, positions: dict[str, int], line_of=lambda n: None) -> Verdict:
+    """:func:`~tensorlang.analysis.batch.batch_verdict`, where no batched input's structure has an equation on its
+    batch position (``where i1 = 2`` fixes a row of the whole array; an inequality is checked chunk by chunk)."""
+    for decl in program.decls:
+        if decl.structure is not None and decl.name in positions:
+            position = position_names(len(decl.shape))[positions[decl.name]]
+            if any(c.op == "=" and position in index_variables(side) for conditions in decl.structure.unique
+                   for c in conditions for side in (c.left, c.right)):
+                raise NotDataParallel(f"{decl.name!r} is declared {decl.structure.text}, an equation on its batch "
+                                      f"position {position}: it holds of the whole array, not of each chunk")
+    return data_parallel(program, positions, line_of)
 
 
 def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple[Verdict, str]],
@@ -77,11 +92,6 @@ def _total(*parts):
     return total
 
 
-def _one_result(*blocks, spec, runner, names, others, result):
-    """One chunk of a map_blocks run: the kernel on the chunk, its one result."""
-    return runner(spec, dict(zip(names, blocks)), others)[result]
-
-
 def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping[str, Any], result: str,
                 shape: tuple, dtype) -> Any:
     """One mapped result: ``dask.array.blockwise`` over the batched inputs' blocks."""
@@ -90,9 +100,9 @@ def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping
     for name in names:  # the batch is index "b"; every other dimension is one block of its own
         args += [arrays[name], tuple("b" if d == positions[name] else f"{name}.{d}" for d in range(arrays[name].ndim))]
     out_index = tuple("b" if n is None else f"out.{d}" for d, n in enumerate(shape))
-    return da.blockwise(_one_result, out_index, *args, dtype=dtype, concatenate=True,
+    return da.blockwise(partial(_run_part, dict(others)), out_index, *args, dtype=dtype, concatenate=True,
                         new_axes={f"out.{d}": n for d, n in enumerate(shape) if n is not None},
-                        spec=spec, runner=runner, names=names, others=dict(others), result=result)
+                        spec=spec, runner=runner, names=names, result=result)
 
 
 def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[str, Any], others: Mapping[str, Any],
@@ -174,6 +184,8 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     return results
 
 
-def _run_part(small, *blocks, spec, runner, names):
-    """One chunk of a run of several results (or a sum): the kernel on its blocks."""
-    return runner(spec, dict(zip(names, blocks)), small)
+def _run_part(small, *blocks, spec, runner, names, result=None):
+    """One chunk: the kernel on its blocks (``small``: the inputs without the batch); every
+    result (a run of several, or a sum), or only ``result`` (a map_blocks run)."""
+    found = runner(spec, dict(zip(names, blocks)), small)
+    return found if result is None else found[result]

@@ -143,12 +143,11 @@ static int same_str(PyObject *key, PyObject *value) {
     return equal;
 }
 
-/* the slot named key among the inputs or the results (takes), -1 if none; interned names first */
-static int slot_named(Caller *c, PyObject *key, int results) {
-    int n = slot_interned(c, key, results);
-    for (int m = 0; n < 0 && m < c->nslots; m++)
-        if (takes(c, m, results) && same_str(key, c->name[m])) n = m;
-    return n;
+/* as slot_interned, the names compared (the cold path: slot_interned found none) */
+static int slot_compared(Caller *c, PyObject *key, int results) {
+    for (int n = 0; n < c->nslots; n++)
+        if (takes(c, n, results) && same_str(key, c->name[n])) return n;
+    return -1;
 }
 
 /* The kernel's function over the buffers p (without the GIL where large): 0, or -1 and an exception */
@@ -314,7 +313,7 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
     Py_ssize_t pos = 0;
     PyObject *key, *t;
     for (Py_ssize_t left = PyDict_GET_SIZE(out); left > 0 && PyDict_Next(out, &pos, &key, &t); left--) {
-        n = slot_named(c, key, 1);
+        if ((n = slot_interned(c, key, 1)) < 0) n = slot_compared(c, key, 1);
         if (n < 0 || target[n] != NULL) return 0;
         if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
                 || !PyArray_ISWRITEABLE((PyArrayObject *)t)) return 0;
@@ -343,7 +342,7 @@ static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject *
             *out = value;
             continue;
         }
-        if (n < 0 && (n = slot_named(c, key, 0)) < 0) return 0;
+        if (n < 0 && (n = slot_compared(c, key, 0)) < 0) return 0;
         if (!fits(c, value, n)) {
             if (c->ndim[n] != 0 || made[n] != NULL || (made[n] = number_array(c, value)) == NULL) return 0;
             value = made[n];

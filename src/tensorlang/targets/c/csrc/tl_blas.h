@@ -7,23 +7,18 @@ int tl_set_blas(void *gemm, void *gemv, void *syrk, int kind) {
     tl_blas_gemm = gemm; tl_blas_gemv = gemv; tl_blas_syrk = syrk; tl_blas_kind = kind;
     return 0;
 }
-typedef void (*tl_cgemm64_t)(int, int, int, int64_t, int64_t, int64_t, real, const real *, int64_t,
-                             const real *, int64_t, real, real *, int64_t);
-typedef void (*tl_cgemm32_t)(int, int, int, int32_t, int32_t, int32_t, real, const real *, int32_t,
-                             const real *, int32_t, real, real *, int32_t);
+/* each routine as CBLAS with 64-bit or 32-bit integers (I), then as Fortran (every argument by address) */
+#define TL_CGEMM(I) void (*)(int, int, int, I, I, I, real, const real *, I, const real *, I, real, real *, I)
+#define TL_CGEMV(I) void (*)(int, int, I, I, real, const real *, I, const real *, I, real, real *, I)
+#define TL_CSYRK(I) void (*)(int, int, int, I, I, real, const real *, I, real, real *, I)
 typedef void (*tl_fgemm_t)(char *, char *, int32_t *, int32_t *, int32_t *, real *, const real *, int32_t *,
                            const real *, int32_t *, real *, real *, int32_t *);
-typedef void (*tl_cgemv64_t)(int, int, int64_t, int64_t, real, const real *, int64_t, const real *, int64_t,
-                             real, real *, int64_t);
-typedef void (*tl_cgemv32_t)(int, int, int32_t, int32_t, real, const real *, int32_t, const real *, int32_t,
-                             real, real *, int32_t);
 typedef void (*tl_fgemv_t)(char *, int32_t *, int32_t *, real *, const real *, int32_t *, const real *, int32_t *,
                            real *, real *, int32_t *);
-typedef void (*tl_csyrk64_t)(int, int, int, int64_t, int64_t, real, const real *, int64_t, real, real *, int64_t);
-typedef void (*tl_csyrk32_t)(int, int, int, int32_t, int32_t, real, const real *, int32_t, real, real *, int32_t);
 typedef void (*tl_fsyrk_t)(char *, char *, int32_t *, int32_t *, real *, const real *, int32_t *, real *, real *,
                            int32_t *);
 enum { TL_ROW_MAJOR = 101, TL_NO_TRANS = 111, TL_TRANS = 112, TL_UPPER = 121 };
+#define TL_OP(t) ((t) ? TL_TRANS : TL_NO_TRANS)
 
 /* C (m x n, row-major) = op(A) op(B) */
 static int tl_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const real *a, int64_t lda,
@@ -31,13 +26,11 @@ static int tl_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const real *
     real one = 1, zero = 0;
     switch (tl_blas_kind) {
     case TL_FILL_CBLAS64:
-        ((tl_cgemm64_t)tl_blas_gemm)(TL_ROW_MAJOR, ta ? TL_TRANS : TL_NO_TRANS, tb ? TL_TRANS : TL_NO_TRANS,
-                                     m, n, k, one, a, lda, b, ldb, zero, c, n);
+        ((TL_CGEMM(int64_t))tl_blas_gemm)(TL_ROW_MAJOR, TL_OP(ta), TL_OP(tb), m, n, k, one, a, lda, b, ldb, zero, c, n);
         return 0;
     case TL_FILL_CBLAS32:
-        ((tl_cgemm32_t)tl_blas_gemm)(TL_ROW_MAJOR, ta ? TL_TRANS : TL_NO_TRANS, tb ? TL_TRANS : TL_NO_TRANS,
-                                     (int32_t)m, (int32_t)n, (int32_t)k, one, a, (int32_t)lda, b, (int32_t)ldb,
-                                     zero, c, (int32_t)n);
+        ((TL_CGEMM(int32_t))tl_blas_gemm)(TL_ROW_MAJOR, TL_OP(ta), TL_OP(tb), (int32_t)m, (int32_t)n, (int32_t)k, one, a,
+                                          (int32_t)lda, b, (int32_t)ldb, zero, c, (int32_t)n);
         return 0;
     case TL_FILL_FORTRAN32: {  /* column-major: Cᵀ = op(B)ᵀ op(A)ᵀ */
         char fa = ta ? 'T' : 'N', fb = tb ? 'T' : 'N';
@@ -58,12 +51,11 @@ static int tl_syrk(int trans, int64_t n, int64_t k, const real *a, int64_t lda, 
     if (tl_blas_syrk == 0) return -1;
     switch (tl_blas_kind) {
     case TL_FILL_CBLAS64:
-        ((tl_csyrk64_t)tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, trans ? TL_TRANS : TL_NO_TRANS, n, k, one, a, lda, zero,
-                                     c, ldc);
+        ((TL_CSYRK(int64_t))tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, TL_OP(trans), n, k, one, a, lda, zero, c, ldc);
         return 0;
     case TL_FILL_CBLAS32:
-        ((tl_csyrk32_t)tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, trans ? TL_TRANS : TL_NO_TRANS, (int32_t)n, (int32_t)k,
-                                     one, a, (int32_t)lda, zero, c, (int32_t)ldc);
+        ((TL_CSYRK(int32_t))tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, TL_OP(trans), (int32_t)n, (int32_t)k, one, a,
+                                          (int32_t)lda, zero, c, (int32_t)ldc);
         return 0;
     case TL_FILL_FORTRAN32: {  /* column-major: A row-major is Aᵀ, C's row-major upper triangle its lower */
         char fu = 'L', ft = trans ? 'N' : 'T';
@@ -82,12 +74,11 @@ static int tl_gemv(int trans, int64_t rows, int64_t cols, const real *r, const r
     memset(y, 0, (size_t)(trans ? cols : rows) * sizeof(real));
     switch (tl_blas_kind) {
     case TL_FILL_CBLAS64:
-        ((tl_cgemv64_t)tl_blas_gemv)(TL_ROW_MAJOR, trans ? TL_TRANS : TL_NO_TRANS, rows, cols, one, r, cols,
-                                     x, 1, zero, y, 1);
+        ((TL_CGEMV(int64_t))tl_blas_gemv)(TL_ROW_MAJOR, TL_OP(trans), rows, cols, one, r, cols, x, 1, zero, y, 1);
         return 0;
     case TL_FILL_CBLAS32:
-        ((tl_cgemv32_t)tl_blas_gemv)(TL_ROW_MAJOR, trans ? TL_TRANS : TL_NO_TRANS, (int32_t)rows, (int32_t)cols,
-                                     one, r, (int32_t)cols, x, 1, zero, y, 1);
+        ((TL_CGEMV(int32_t))tl_blas_gemv)(TL_ROW_MAJOR, TL_OP(trans), (int32_t)rows, (int32_t)cols, one, r,
+                                          (int32_t)cols, x, 1, zero, y, 1);
         return 0;
     case TL_FILL_FORTRAN32: {  /* R row-major is Rᵀ column-major (cols x rows) */
         char ft = trans ? 'N' : 'T';
