@@ -64,8 +64,8 @@ def test_an_item_counts_what_it_holds():
 ])
 def test_a_sequence_of_tensors_past_the_budget_is_refused_before_it_is_made(text, small, big, backend, monkeypatch):
     """1 MiB holds about 480 items of 16x16 (2 KiB each), 16 000 at 64 bytes an item.  (The
-    C executor reads sequences of any length from globals only: ``@`` in a strand is the
-    interpreter's.)"""
+    C executor keeps the sequences a method makes in its arena, not those of a strand's
+    state: APPEND's ``s`` runs in the interpreter.)"""
     if text is APPEND and backend == "c":
         pytest.skip("a strand's own sequence runs in the interpreter")
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2**20))
