@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tensorlang as tl
-from tensorlang.ein import interp
 
+from fuzz.oracle import optimizer_bottoms
 from properties.test_wider_programs import _compile, _reference, check_wide, compare, make_inputs, options
 
 #: annotations of an n x n input that promise zeros (all of them do)
@@ -184,11 +184,10 @@ def check_reassociated(text, opts, seed, special):
     for backend in ("numpy", "c"):
         kernel = _compile(text, backend, opts)
         got = kernel(**cast)
-        with np.errstate(all="ignore"):
-            executed = interp.run(kernel.executed, {k: np.asarray(v, np.float64) for k, v in cast.items()})
+        executed = optimizer_bottoms(kernel, cast)
         for name, (want, bound) in store.items():
             want = np.asarray(want, dtype=np.float64)
-            mine = np.isnan(np.asarray(executed[name], dtype=np.float64))
+            mine = np.isnan(executed[name])
             assert has_inf or not (mine & ~np.isnan(want)).any(), (
                 f"{backend} {name}: the optimized program is ⊥ where the reference is defined, with finite inputs")
             # the optimizer's ⊥ (its order met an infinity term by term): the target may share it
@@ -203,3 +202,22 @@ def check_reassociated(text, opts, seed, special):
        special=st.sampled_from([0.15, 0.3, 0.5]))
 def test_reassociated_products_are_bottom_only_where_the_optimized_program_is(text, opts, seed, special):
     check_reassociated(text, opts, seed, special)
+
+
+def test_the_fuzz_oracle_lets_a_target_share_only_the_optimizers_bottom():
+    """tests/fuzz/oracle.py with infinite inputs: ⊥ where the reference is inf is allowed where
+    the program the target ran is ⊥ under the reference interpreter (here the C target's
+    Σ_ka x_ak z_ak y_k for (Σ_a x_ak z_ak)·y_k, docs/optimizer.md), and nowhere else."""
+    from fuzz.oracle import assert_agree
+
+    text = "in var x : [2 1]\nin var z : [2 1]\nin var y : [1]\nout var s : []\ns = sum(k) (sum(a) x[a,k] * z[a,k]) * y[k]\n"
+    inputs = {"x": np.array([[1.0], [1.0]]), "z": np.array([[1.0], [-0.5]]), "y": np.array([np.inf])}
+    want = tl.compile(text, backend="interp")(**inputs)["s"]
+    assert want == np.inf
+    for backend in [b for b in ("numpy", "c") if b in tl.available_backends()]:
+        kernel = tl.compile(text, backend=backend)
+        bottom = optimizer_bottoms(kernel, inputs)["s"]
+        assert np.isnan(bottom) == ("sum(k,a)" in kernel.ir("opt"))  # the optimizer's order, term by term
+        assert_agree("s", kernel(**inputs)["s"], want, backend, False, optimizer_bottom=bottom)
+    with pytest.raises(AssertionError, match="infinities differ"):  # a ⊥ the optimized program does not have
+        assert_agree("s", np.nan, want, "c", False, optimizer_bottom=np.array(np.inf))
