@@ -221,3 +221,15 @@ def test_the_fuzz_oracle_lets_a_target_share_only_the_optimizers_bottom():
         assert_agree("s", kernel(**inputs)["s"], want, backend, False, optimizer_bottom=bottom)
     with pytest.raises(AssertionError, match="infinities differ"):  # a ⊥ the optimized program does not have
         assert_agree("s", np.nan, want, "c", False, optimizer_bottom=np.array(np.inf))
+
+
+@pytest.mark.parametrize("backend", [b for b in ("numpy", "c") if b in tl.available_backends()])
+def test_a_sum_that_overflows_before_a_zero_factor_is_bottom_as_documented(backend):
+    """docs/optimizer.md, "Reassociation": finite inputs whose private sum overflows give
+    inf · 0 = ⊥ where the interpreter's terms are 0 (numpy.einsum gives ⊥ too)."""
+    text = "in var x : [2 1]\nin var y : [1]\nout var s : []\ns = sum(a,k) x[a,k] * y[k]\n"
+    x, y = np.array([[1e308], [1e308]]), np.array([0.0])
+    assert tl.compile(text, backend="interp")(x=x, y=y)["s"] == 0.0
+    with np.errstate(all="ignore"):
+        assert np.isnan(np.einsum("ak,k->", x, y))
+        assert np.isnan(tl.compile(text, backend=backend)(x=x, y=y)["s"])
