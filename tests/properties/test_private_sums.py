@@ -113,7 +113,7 @@ def private_programs(draw):
 @given(program=private_programs(), opts=options(), seed=st.integers(0, 2**32 - 1))
 def test_private_sums_quick(program, opts, seed):
     text, params, zeros = program
-    check_wide(text, params, zeros, opts, seed, 0.3, backends=("numpy", "c"))
+    check_wide(text, params, zeros, opts, seed, 0.3, backends=("numpy",))  # C: the slow run
 
 
 @pytest.mark.slow
@@ -204,6 +204,7 @@ def test_reassociated_products_are_bottom_only_where_the_optimized_program_is(te
     check_reassociated(text, opts, seed, special)
 
 
+@pytest.mark.slow  # builds C
 def test_the_fuzz_oracle_lets_a_target_share_only_the_optimizers_bottom():
     """tests/fuzz/oracle.py with infinite inputs: ⊥ where the reference is inf is allowed where
     the program the target ran is ⊥ under the reference interpreter (here the C target's
