@@ -24,3 +24,21 @@ def test_the_quick_tier_draws_a_quarter_of_an_explicit_count():
         assert (own, inherited) == (10, settings.default.max_examples)
     else:
         assert own == 40
+
+
+def test_a_run_of_slow_and_quick_tests_is_not_the_quick_tier():
+    """``-m "slow or not slow"`` runs every test, at the full example counts (it loaded the
+    quick profile and drew a quarter of them, as its text contains "not slow")."""
+    from conftest import _quick_tier
+
+    class Config:
+        def __init__(self, expr):
+            self.expr = expr
+
+        def getoption(self, name, default=None):
+            return self.expr
+
+    quick = {e: _quick_tier(Config(e)) for e in ("not slow", "not slow and not gpu", "(not slow)", "slow or not slow",
+                                                  "not slow or slow", "slow", "", None)}
+    assert quick == {"not slow": True, "not slow and not gpu": True, "(not slow)": True, "slow or not slow": False,
+                     "not slow or slow": False, "slow": False, "": False, None: False}
