@@ -402,3 +402,18 @@ def test_a_sum_written_before_a_product_meets_an_infinity_as_one_sum(backend, op
     np.testing.assert_array_equal(got, want)
     if opt:  # the trace has a statement of its own, read by the product
         assert "= sum(a) v1[a,a,k]\n" in tl.compile(text, backend=backend, lang="cfd").ir("opt")
+
+
+def test_private_summation_index_leaves_longer_products_to_the_contraction_order():
+    """Only a product of two has its private indices summed first: a chain of three is ordered by
+    opt_einsum's path as before (the rule had made an [n,k,d] outer product and lost the GEMM
+    step), and switching off summation-binding or split-independent-factors still keeps a sum as
+    written (the rule did their rewrites)."""
+    chain = "in var A : [30 20 10]\nin var B : [10 15]\nin var E : [15 5]\nout var R : [30 5]\n" \
+            "R[n,c] = sum(t,k,d) A[n,t,k] * B[k,d] * E[d,c]\n"
+    temporaries = [line for line in tl.compile(chain, backend="numpy").ir("opt").splitlines() if line.startswith("var tmp")]
+    assert temporaries and all(line.count(" ") == 4 for line in temporaries), temporaries  # rank 2: "var tmp1 : [a b]"
+    bound = "in var M : [4 4]\nin var T : [4]\nout var y : [4]\ny[i] = sum(j) T[i] * M[i,j]\n"
+    assert tl.compile(bound, skip_passes=["summation-binding"]).ir("opt").endswith("y[i] = sum(j) T[i] * M[i,j]\n")
+    split = "in var M : [4 4]\nin var N : [4 4]\nout var y : [4]\ny[i] = sum(j,k) M[i,j] * N[i,k]\n"
+    assert tl.compile(split, skip_passes=["split-independent-factors"]).ir("opt").endswith("y[i] = sum(j,k) M[i,j] * N[i,k]\n")

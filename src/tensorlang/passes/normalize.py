@@ -494,15 +494,17 @@ def _split_product(sums, factors, ctx: Context) -> ir.Expr | None:
 
 
 def _private_indices(sums, factors, groups, ctx: Context) -> dict[int, tuple[tuple[str, int], ...]]:
-    """Factor -> the summed indices it alone reads in a group of two or more: Σ_ka x_aak y_k is
-    Σ_k (Σ_a x_aak) y_k, fewer flops, and an infinite y_k meets the sum the source wrote, not
-    each of its terms (docs/optimizer.md, "Reassociation")."""
+    """Factor -> the summed indices it alone reads, in a product of two factors that share a summed
+    index: Σ_ka x_aak y_k is Σ_k (Σ_a x_aak) y_k, fewer flops, and an infinite y_k meets the sum the
+    source wrote, not each of its terms (docs/optimizer.md, "Reassociation").  Among three or more
+    factors contraction ordering decides (``order``: a private index inside a step of its path)."""
     private = {}
+    summed = {name for name, _ in sums}
     for members in groups.values() if ctx.enabled(PRIVATE_SUMMATION_INDEX) else ():
-        reads = {n: free_indices(factors[n]) for n in members}
-        for n in members if len(members) > 1 else ():
-            others = set().union(*(reads[o] for o in members if o != n))
-            private[n] = tuple((name, extent) for name, extent in sums if name in reads[n] and name not in others)
+        reads = [free_indices(factors[n]) & summed for n in members]
+        if len(members) == 2 and reads[0] & reads[1]:
+            for n, mine, theirs in ((members[0], *reads), (members[1], *reads[::-1])):
+                private[n] = tuple((name, extent) for name, extent in sums if name in mine - theirs)
     if any(private.values()):
         ctx.fire(PRIVATE_SUMMATION_INDEX)
     return private

@@ -760,10 +760,12 @@ def test_einsum_path_docstring_example():
     tl.einsum_path("ea,fb,abcd,gc,hd->efgh", small, small, big, small, small, optimize="greedy")
     S, W, V = rng.random((2, 6, 5)), rng.random((5, 4)), rng.random((4, 3))
     path, _ = tl.einsum_path("ntk,kd,dc->nc", S, W, V)
-    # t, read by S alone, is summed over S first (docs/optimizer.md, private-summation-index)
-    assert path == ["einsum_path", (0,), (0, 2), (0, 1)]
-    for run in (np.einsum, tl.einsum):  # the path as an optimize= of numpy's and ours (JAX's kpmurphy check)
+    assert path == ["einsum_path", (1, 2), (0, 1)]  # the order of three: opt_einsum's
+    two, _ = tl.einsum_path("ntk,kd->nd", S, W)  # t, read by S alone, summed over S first (private-summation-index)
+    assert two == ["einsum_path", (0,), (0, 1)]
+    for run in (np.einsum, tl.einsum):  # the paths as an optimize= of numpy's and ours (JAX's kpmurphy check)
         np.testing.assert_allclose(run("ntk,kd,dc->nc", S, W, V, optimize=path), np.einsum("ntk,kd,dc->nc", S, W, V))
+        np.testing.assert_allclose(run("ntk,kd->nd", S, W, optimize=two), np.einsum("ntk,kd->nd", S, W))
 
 
 @pytest.mark.parametrize("order", ["K", "C", "A", "F"])
