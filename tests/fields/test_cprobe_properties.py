@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 import tensorlang as tl
 from tensorlang.fields import KERNELS, cprobe, reconstruct, run
 from tensorlang.loops.parallel import probe_threads_from
+from tensorlang.machine import PARALLEL_WORK
 from tensorlang.targets.c import probe as c_probe
 from tensorlang.targets.c import threshold
 
@@ -64,6 +65,18 @@ def cases(draw, dim=None, support=None, scalar=False):
     with np.errstate(all="ignore"):
         points = (img.world[:d, :d] @ x.T).T + img.world[:d, d]
     return img, kern, order, points
+
+
+@pytest.fixture(scope="module", autouse=True)
+def known_threshold():
+    """The parallel threshold fixed at the library's default for these tests: on a loaded
+    machine the measurement finds that two threads never win (threshold.NEVER), and a test
+    sized past it asked for 10^17 points (MemoryError in a CI run)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TENSORLANG_PARALLEL_WORK", str(PARALLEL_WORK))
+        threshold.clear()
+        yield
+    threshold.clear()
 
 
 def parallel_points(d: int, support: int, ncomp: int) -> int:

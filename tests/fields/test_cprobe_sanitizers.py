@@ -27,7 +27,7 @@ import tensorlang as tl
 from tensorlang.fields import KERNELS, cprobe, reconstruct
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import probe as c_probe
-from test_cprobe_properties import _agree, cases, parallel_points
+from test_cprobe_properties import _agree, cases, known_threshold, parallel_points  # noqa: F401 - the fixture
 
 
 def _literal(x: float) -> str:
