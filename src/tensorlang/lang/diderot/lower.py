@@ -862,9 +862,8 @@ class Lowerer:
 
     def operand(self, e) -> V:
         """A tensor in a field's definition, shared, the globals it reads noted (``field_reads``)."""
-        v = self.share(self.expr(e))
-        self.field_reads |= {n.partition(".")[0] for sp, n in _reads(v.flat()) if sp == "g"}
-        return v
+        self.field_reads |= _global_names(e, self.c)  # from the syntax: shared, a computed one reads a local
+        return self.share(self.expr(e))
 
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s

@@ -51,7 +51,7 @@ def _defines(**values: object) -> str:
 #: in one super-step than the memory budget holds. The interpreter's wording.
 ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
           3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
-          7: "a method's sequences take more than the C executor's 2^20 cells a thread (run it with backend='interp')"}
+          7: "a method's sequences take more cells than the memory budget gives a thread (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
 _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati")
 
@@ -724,6 +724,7 @@ class Run:
         self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
+        self.lib.tl_set_armax(max(1 << 12, memory_budget_bytes() // (16 * self.threads)))  # half the budget: cells of 8 bytes
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]

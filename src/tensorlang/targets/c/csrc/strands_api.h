@@ -22,4 +22,5 @@ void tl_set_prev(int64_t prev);
 void tl_set_kpos(int k);
 void tl_set_fixed(int f);
 void tl_set_bmax(int64_t m);
+void tl_set_armax(int64_t m);
 void tl_out_real(const double *T, int64_t n, const int64_t *rows, int64_t m, const int64_t *cols, int64_t count, double *out);

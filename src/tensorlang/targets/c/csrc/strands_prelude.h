@@ -47,14 +47,22 @@ static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
     return q->data[i * q->comps + c];
 }
-/* the sequences of any length a method makes: cells of its thread's arena (TL_ARENA, allocated when first used,
-   emptied when a method starts; docs/diderot-compiled.md). Past it: error 7 and cell -1; every access is checked */
-#define TL_ARENA ((int64_t)1 << 20)
+/* the sequences of any length a method makes: cells of its thread's arena (grown by doubling up to tl_ar_max cells,
+   the memory budget's share of a thread, tl_set_armax; emptied when a method starts; docs/diderot-compiled.md).
+   Past it: error 7 and cell -1; every access is checked, by index (a grown arena moves) */
 typedef union { double r; int64_t i; } tl_cell;
-static __thread tl_cell *tl_ar; static __thread int64_t tl_ar_top;
+static __thread tl_cell *tl_ar; static __thread int64_t tl_ar_top, tl_ar_cap;
+static int64_t tl_ar_max = (int64_t)1 << 20;
+void tl_set_armax(int64_t m) { tl_ar_max = m; }
 static int64_t tl_ar_new(int64_t n, int64_t c, int64_t at) {  /* n items of c cells */
-    if (n < 0 || n > (TL_ARENA - tl_ar_top) / c || (!tl_ar && !(tl_ar = malloc(sizeof(tl_cell) * (size_t)TL_ARENA)))) { tl_fail(7, at); return -1; }
-    tl_ar_top += n * c; return tl_ar_top - n * c;
+    int64_t need = n < 0 || n > (tl_ar_max - tl_ar_top) / c ? -1 : tl_ar_top + n * c, cap = tl_ar_cap ? tl_ar_cap : 4096;
+    if (need > tl_ar_cap) {
+        while (cap < need) cap = cap > tl_ar_max / 2 ? tl_ar_max : 2 * cap;
+        tl_cell *grown = realloc(tl_ar, sizeof(tl_cell) * (size_t)cap);
+        if (grown) { tl_ar = grown; tl_ar_cap = cap; } else need = -1;
+    }
+    if (need < 0) { tl_fail(7, at); return -1; }
+    tl_ar_top = need; return need - n * c;
 }
 static inline int tl_ar_ok(int64_t b, int64_t k) { return b >= 0 && k >= 0 && k < tl_ar_top - b; }
 static inline int64_t tl_ar_cell(int64_t b, int64_t n, int64_t i, int64_t c, int64_t k, int64_t at) {
