@@ -219,3 +219,16 @@ def test_a_call_again_casts_the_state_arrays_once(tmp_path, monkeypatch):
     finally:
         del runner.ffi.from_buffer
     assert not {id(R), id(I), id(status)} & set(cast)
+
+
+def test_the_call_keeps_no_image_of_its_own(tmp_path):
+    """What a repeat call reuses is the reader's kept image (kept_image): the runner notes a file's
+    key and budget only, so images the reader lets go are freed (review: up to nine were held,
+    files the reader never keeps among them)."""
+    from tensorlang.strands import runner
+    k = _program(tmp_path)
+    for n in range(4):
+        path = tmp_path / f"img{n}.nrrd"
+        _write(path, np.full((6, 7), float(n)))
+        k(img=str(path))
+    assert runner._FILES and all(len(v) == 2 for v in runner._FILES.values())

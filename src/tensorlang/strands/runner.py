@@ -118,12 +118,14 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
             img = value
         elif _is_path(value):
             path = _found(os.fspath(value), base_dirs)
-            last, key = _FILES.get(path), file_key(path)
-            if not (last and key and last[:2] == (key, limits.memory_budget_bytes()) and kept_image(key) is last[2]):
+            key = file_key(path)
+            kept = kept_image(key) if key and _FILES.get(path) == (key, limits.memory_budget_bytes()) else None
+            if kept is None:
                 nrrd_out.check_image_file(path)
                 _FILES.clear() if len(_FILES) > 8 else None
-                last = _FILES[path] = (key, limits.memory_budget_bytes(), load_image(path))
-            img = last[2]
+                kept = load_image(path)
+                _FILES[path] = (key, limits.memory_budget_bytes())
+            img = kept
         else:
             array = np.asarray(value) if not isinstance(value, np.ndarray) else value
             if array.dtype.kind in "biuf":
@@ -140,8 +142,8 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
     return img
 
 
-#: an image file's last call (path: its file_key, the memory budget, the image): called again unchanged under the
-#: same budget, the image the reader keeps, without the header check's and the reader's look-ups
+#: an image file's last call (path: its file_key, the memory budget): called again unchanged under the same budget,
+#: the image the reader keeps (kept_image), without the header check's and the reader's look-ups; no image held here
 _FILES: dict[str, tuple] = limits.kept({})
 
 
