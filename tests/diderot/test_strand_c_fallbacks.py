@@ -264,3 +264,29 @@ strand S (int i) {{ output real y = 0.0; update {{ y = F([0.5, 0.5]); stabilize;
 create_collection {{ S(i) | i in 0..1 }}
 """
     assert "initialize block assigns (c)" in strand_plan(_prog(text).checked)[1]
+
+
+@needs_cc
+def test_the_empty_sequence_takes_its_targets_type_in_c():
+    """``{}`` assigned, returned, on either side of ``@``: its items take the type the place
+    wants (review: each fell back with "values of type void" while the declaration ran in C)."""
+    text = """#version 2.0
+function real[] none() = {};
+strand S (int i) {
+  output int n = 0;
+  output real t = 0.0;
+  update {
+    real[] a = {};
+    a = {};
+    a = a @ {};
+    a = ({} @ a) @ real(i);
+    a = a @ none();
+    n = length({} @ a) + length(none());
+    t = sum { x | x in a };
+    stabilize;
+  }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+    got, _ = agree(_prog(text), {})
+    assert got.outputs["n"].tolist() == [1, 1, 1, 1]

@@ -274,7 +274,7 @@ class Lowerer:
 
     def as_seq(self, e, ty: Ty) -> LSeq:
         """The sequence expression ``e`` as a sequence of any length of ``ty``'s items."""
-        return self.to_lseq(self.to_lseq(self.sequence(e), self.ty(e), _at(e)), ty, _at(e))
+        return self.to_lseq(self.to_lseq(self.sequence(e), _known(self.ty(e), ty), _at(e)), ty, _at(e))
 
     def local(self, x):
         """A new int local holding ``x`` now (an arena call, a sequence's cell or length)."""
@@ -428,7 +428,7 @@ class Lowerer:
         if "field" in (ta.kind, tb.kind, tr.kind) or op in ("⊛", "∘"):
             raise Unsupported("field arithmetic outside a probe")
         if op == "@":
-            x, y = (self.to_lseq(self.sequence(side), t if t.kind == "seq" else tr, _at(e)) for side, t in ((e.left, ta), (e.right, tb)))
+            x, y = (self.to_lseq(self.sequence(side), _known(t, tr) if t.kind == "seq" else tr, _at(e)) for side, t in ((e.left, ta), (e.right, tb)))
             cat = S.Call("tl_ar_cat", (x.base, x.n, y.base, y.n, _const(max(1, _size(tr.elem or tr)), "int")), "int", _at(e))
             return self.to_lseq(LSeq(self.local(cat), self.local(b("+", x.n, y.n, "int")), x.item, x.ty), tr)
         if op in ("&&", "||"):
@@ -1203,6 +1203,11 @@ def _det(m: np.ndarray):
         return _minor(m[0, 0], m[1, 1], m[0, 1], m[1, 0])
     t = [_fold((m[0, a], m[1, c], m[2, e]), "*") for a, c, e in ((0, 1, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0), (1, 0, 2), (0, 2, 1))]
     return b("-", _fold(t[:3]), _fold(t[3:]), "real")
+
+
+def _known(ty: Ty, other: Ty) -> Ty:
+    """``ty``, but ``other`` for the type of ``{}`` (a sequence of void: its items take the target's type)."""
+    return other if ty.kind == "seq" and ty.elem is not None and ty.elem.kind == "void" else ty
 
 
 def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
