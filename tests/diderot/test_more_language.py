@@ -443,3 +443,13 @@ def test_load_outside_a_global_value_is_refused_at_its_place(where):
     assert info.value.code == "syntax" and info.value.span.line == 4
     check(parse_program('#version 1.0\nreal{} g = load("f.nrrd");\n' + text.split("\n", 1)[1]
                         .replace(where, "update { x = g{0}; stabilize; }")))
+
+
+@pytest.mark.parametrize("decl", ["real{} xs = load(fn);", "input real{} xs = load(fn);"])
+def test_load_of_a_name_not_a_literal_is_refused(decl):
+    """diderotc's grammar takes a string literal only; a string input named the file '' at run time."""
+    text = f'#version 1.0\ninput string fn = "xs.nrrd";\n{decl}\n' \
+           "strand S (int i) {\n  output real x = 0.0;\n  update { x = xs{0}; stabilize; }\n}\ninitially [ S(i) | i in 0..1 ];\n"
+    with pytest.raises(TensorLangError, match="string literal") as info:
+        check(parse_program(text))
+    assert info.value.code == "syntax" and info.value.span.line == 3

@@ -116,6 +116,8 @@ class Checker:
                 # an input's image("file") is a default the run may replace: its header is not read
                 self.declaring = None if isinstance(decl, A.InputDecl) else decl.name
                 self.whole = init  # the one place a load("file") may stand (_loaded)
+                if isinstance(init, A.Apply) and loaded:
+                    self._loaded(init, init.args[0] if init.args else init)
                 value = self.note(init, ty) if loaded else self.expr(init, top)
                 self.declaring = self.whole = None
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
@@ -478,7 +480,7 @@ class Checker:
         if self.expr(e.path, scope) != STRING:
             self.fail("shape", "a file name is a string", e.path)
         if e.what != "image":
-            return self._loaded(e)
+            return self._loaded(e, e.path)
         if self.declaring is not None and isinstance(e.path, A.Str):
             found = file_image_type(e.path.value, self.folder)
             if found is not None:
@@ -486,11 +488,14 @@ class Checker:
                 return found
         return Ty("image", ())
 
-    def _loaded(self, e) -> Ty:
-        """``load("file")`` is read when the run starts: it is the whole value of a global, nowhere else."""
+    def _loaded(self, e, path) -> Ty:
+        """``load("file")`` is read when the run starts: the whole value of a global, nowhere else, and
+        its file named by a string literal (as diderotc's grammar has it)."""
         if e is not self.whole:
             self.fail("syntax", 'load("file") is the whole value of a global (real{} xs = load("xs.nrrd");), '
                       "not part of an expression or a method", e)
+        if not isinstance(path, A.Str):
+            self.fail("syntax", 'load names its file by a string literal: load("xs.nrrd")', path)
         return Ty("seq", elem=VOID)
 
     # ---------------------------------------------------------------- operators
@@ -524,7 +529,7 @@ class Checker:
                 return Ty("set", name=self.strand.name)
             args = [self.expr(a, scope) for a in e.args]
             if name == "load" and name not in self.c.functions:
-                self._loaded(e)
+                self._loaded(e, e.args[0] if e.args else e)
             if name in self.c.functions:
                 decl = self.c.functions[name]
                 if len(args) != len(decl.params):
