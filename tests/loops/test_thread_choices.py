@@ -32,6 +32,16 @@ def _parallel(loops) -> list[Loop]:
     return [node for nest in loops.nests for node in walk(nest.body) if isinstance(node, Loop) and node.parallel]
 
 
+def _each_parallel_loop(loops, **changes):
+    """``loops`` with ``changes`` made to every parallel loop."""
+    def change(node):
+        if not isinstance(node, Loop):
+            return node
+        return replace(node, body=tuple(change(n) for n in node.body), **(changes if node.parallel else {}))
+
+    return replace(loops, nests=tuple(replace(n, body=tuple(change(b) for b in n.body)) for n in loops.nests))
+
+
 def test_the_loops_stage_sets_the_schedule_and_prints_it():
     for text, kind in ((ROWS, SCHEDULE), (TOTAL, "static")):
         schedule, loops = _stages(text)
@@ -43,19 +53,22 @@ def test_the_loops_stage_sets_the_schedule_and_prints_it():
 
 def test_the_c_printer_follows_the_loop():
     schedule, loops = _stages(ROWS)
-
-    def dynamic(node):
-        if not isinstance(node, Loop):
-            return node
-        return replace(node, body=tuple(dynamic(n) for n in node.body),
-                       omp_schedule="dynamic" if node.parallel else node.omp_schedule)
-
-    changed = replace(loops, nests=tuple(replace(n, body=tuple(dynamic(b) for b in n.body)) for n in loops.nests))
+    changed = _each_parallel_loop(loops, omp_schedule="dynamic")
     source = print_c(schedule, changed).source
     assert "schedule(dynamic)" in source and f"schedule({SCHEDULE})" not in source
 
 
 XTX = "in var X : [4096 32]\nout var S : [32 32]\nS[i,j] = sum(r) X[r,i] * X[r,j]\n"
+
+
+def _each_parallel_loop(loops, **changes):
+    """``loops`` with ``changes`` made to every parallel loop."""
+    def change(node):
+        if not isinstance(node, Loop):
+            return node
+        return replace(node, body=tuple(change(n) for n in node.body), **(changes if node.parallel else {}))
+
+    return replace(loops, nests=tuple(replace(n, body=tuple(change(b) for b in n.body)) for n in loops.nests))
 
 
 def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypatch):
@@ -72,6 +85,16 @@ def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypat
     assert "#define TEAM 3\n" in source and "#define TEAM 2\n" not in source
 
 
+def _each_parallel_loop(loops, **changes):
+    """``loops`` with ``changes`` made to every parallel loop."""
+    def change(node):
+        if not isinstance(node, Loop):
+            return node
+        return replace(node, body=tuple(change(n) for n in node.body), **(changes if node.parallel else {}))
+
+    return replace(loops, nests=tuple(replace(n, body=tuple(change(b) for b in n.body)) for n in loops.nests))
+
+
 def test_the_loops_stage_sets_the_probe_steps_threads_and_the_c_follows_it():
     """A probe of 4^3 taps a point on threads from the least points whose taps reach the
     compute threshold (of a Threshold, not its streaming figure); skipped: one thread."""
@@ -84,3 +107,13 @@ def test_the_loops_stage_sets_the_probe_steps_threads_and_the_c_follows_it():
         assert f"n >= {points})" in print_c(schedule, loops).source
     skipped = loop_program(schedule, parallel_work=1, skip=("parallel",))
     assert skipped.probes == () and f"n >= {1 << 62})" in print_c(schedule, skipped).source
+
+
+def test_the_source_head_is_what_the_printed_loops_use():
+    """print_c takes the team chooser (csrc/tl_threads.h) only where the printer printed a
+    loop that asks it (CPrinter.uses), not by searching the text."""
+    schedule, loops = _stages(ROWS)
+    assert [loop.team for loop in _parallel(loops)] == [0], "threads forced: no measured team"
+    chosen = _each_parallel_loop(loops, team=2)
+    assert "static inline int tl_team(" not in print_c(schedule, loops).source
+    assert "static inline int tl_team(" in print_c(schedule, chosen).source

@@ -26,9 +26,9 @@ from . import blascall, csrc, gram, probe
 REAL = {"float64": "double", "float32": "float"}
 #: How a parallel loop keeps choosing between one thread and its team (csrc/tl_threads.h).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
-#: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
+#: The comment heading each register tile (a reader's mark; print_c goes by CPrinter.uses).
 TILE_MARK = "/* register tile:"
-#: The comment heading a packed product printed as a BLAS call (the source needs the wrappers).
+#: The comment heading a packed product printed as a BLAS call.
 PACKED_BLAS_MARK = "packed product: one BLAS call"
 #: At the head of a source compiled with ``fma=True`` (docs/optimizer.md, "Fused multiply-add").
 FMA_NOTE = "/* fma=True: each multiply-add x + a*b of a sum is fma(a, b, x), rounded once */\n"
@@ -89,7 +89,9 @@ class CPrinter:
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
         #: the slots whose loads read another pointer (an inout input, :attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
-        self.threads = False  # a parallel loop asked for the step's team, tl_threads (function() declares it)
+        #: what the printed code needs: "threads" (tl_threads, function() declares it), and of the source's
+        #: head (print_c) "heap", "teams", "tiles", "forced" (tiles without a plain branch), "vfma", "tail", "blas"
+        self.uses: set[str] = set()
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
@@ -230,6 +232,7 @@ class CPrinter:
         self._tiles += 1
         code = self.tile_code(node.tile, depth)
         if not node.plain:
+            self.uses.add("forced")
             lines.extend(code)
             return
         pad = "    " * depth
@@ -264,6 +267,7 @@ class CPrinter:
         pad = "    " * depth
         lanes = TILE_BYTES // self.itemsize
         vectors, tail = tile.vectors(self.itemsize), tile.tail(self.itemsize)
+        self.uses |= {"tiles"} | ({"tail"} if tail else set())
         n = self._tiles
         t, g = f"tl_t{n}", f"tl_g{n}"
         x, u, k = _idx(tile.x), _idx(tile.u), _idx(tile.k)
@@ -287,6 +291,7 @@ class CPrinter:
         fused = loops.multiply_add(tile.update) if self.fma else None
         if fused is not None:
             _, a, b, _ = fused
+            self.uses.add("vfma")
             step = f"tl_vfma({vector(a)}, {vector(b)}, {acc})"
         else:
             step = f"{acc} + {vector(tile.update.value)}"
@@ -358,6 +363,7 @@ class CPrinter:
     def packed_blas(self, node: loops.BlasProduct, lines: list[str], depth: int) -> None:
         """A packed product as one BLAS call (loops.ir.BlasProduct, :func:`blascall.packed_call`)."""
         pad = "    " * depth
+        self.uses.add("blas")
         lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({node.routine}), {node.product.loop_work} multiply-adds of block loops */")
         *first, call = blascall.packed_call(node)
         lines.extend(f"{pad}{c}" for c in first)
@@ -409,11 +415,12 @@ class CPrinter:
         exact = len(simd_reductions) == len(loop.reductions)  # max/min: NaN rules, no OpenMP reduction
         clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
         if loop.parallel:
-            self.threads = True
+            self.uses.add("threads")
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             # the team decided at run time (csrc/tl_threads.h), named by its choice too (two loops may share a variable)
             team = f"tl_team{self._choices}_{_idx(loop.var)}"
+            self.uses.add("teams")
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
                     f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
@@ -434,6 +441,7 @@ class CPrinter:
         lines.append("    {")  # a block per statement: its accumulators are its own
         self._heap = nest.heap
         if self._heap:  # one block for the large local buffers; nothing in a nest returns early
+            self.uses.add("heap")
             lines.append("        void *tl_heap_block = NULL;")
             lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){self._heap}LL) != 0) return {NO_MEMORY};")
             lines.append("        char *tl_heap = (char *)tl_heap_block;")
@@ -465,10 +473,11 @@ def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
 
 
 def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...], real: str,
-             slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> str:
+             slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> tuple[str, frozenset[str]]:
     """One step ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)`` running
     ``nests``: each inout slot's input read in place up to its first assignment
-    (:attr:`loops.Nest.inputs`) or copied into the buffer first."""
+    (:attr:`loops.Nest.inputs`) or copied into the buffer first; and what its code needs of the
+    source's head (:attr:`CPrinter.uses`)."""
     printer = CPrinter(program, real, name)
     aliased = program.buffers.aliased
     reading = set(nests[0].inputs) if nests else set()  # read in place up to the first assignment
@@ -483,7 +492,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     for nest in nests:
         printer.reads = {slot: f"v{slot}_in" for slot in nest.inputs}
         printer.nest(nest, lines)
-    if printer.threads:  # else no call of omp_get_max_threads per call
+    if "threads" in printer.uses:  # else no call of omp_get_max_threads per call
         lines[threads_at:threads_at] = ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();",
                                         "#else", "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
     else:
@@ -496,7 +505,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     if any(nest.wide_vectors for nest in nests):
         # gcc on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512
         text = csrc.text("tl_wide_begin.h") + text + csrc.text("tl_wide_end.h")
-    return text
+    return text, frozenset(printer.uses)
 
 
 def prelude(real: str, teams: bool = False) -> str:
@@ -580,7 +589,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
     parts: list[str] = []
     functions: list[CFunction] = []
     extra: list[str] = []  # cffi declarations beyond the steps' (a probe step's general entry)
-    blas = False
+    uses: set[str] = set()  # what the steps' code needs of the head (CPrinter.uses)
     inout = frozenset(n for n, b in enumerate(loop_program.buffers.buffers) if b.role == "inout")
     for n, step in enumerate(schedule.steps):
         name = f"tl_step{n}"
@@ -589,8 +598,8 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
             # the nests may read fewer buffers than the statements name: such a slot stays a parameter
             assert used_slots(nests) <= set(step.slots), "the nests use only the schedule's slots"
             c = CFunction(n, name, step.slots, tuple(s for s in step.slots if s in inout))
-            text = function(loop_program, name, nests, real, c.slots, c.inputs)
-            blas = blas or PACKED_BLAS_MARK in text
+            text, used = function(loop_program, name, nests, real, c.slots, c.inputs)
+            uses |= used
         elif isinstance(step, GramStep):
             c = CFunction(n, name, tuple(sorted((step.operand, step.target))))
             text = gram.step_function(name, step, _step_comment(step), dict(loop_program.teams).get(n, -1))
@@ -607,7 +616,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
             c = CFunction(n, name, gemm.slots)
             text = blascall.function(name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
                                      _step_comment(step))
-            blas = True
+            uses.add("blas")
         parts.append(text)
         functions.append(c)
     entry = None
@@ -619,14 +628,13 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
     declared = [*functions, entry] if entry is not None else functions
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * (len(c.slots) + len(c.inputs)) + ['int'])});"
                              for c in declared)
+    blas = "blas" in uses
     declarations += "".join("\n" + line for line in extra) + "\nint tl_set_blas(void *, void *, void *, int);" * blas
     body = "".join("\n" + part for part in parts)
-    if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
+    if "heap" in uses:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body
-    if TILE_MARK in body:
-        forced = any(isinstance(node, loops.Tile) and not node.plain
-                     for nest in loop_program.nests for node in loops.walk(nest.body))
-        body = tiles_prelude(real, fma="tl_vfma(" in body, forced=forced, tail="tl_vloadn(" in body) + body
-    source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
+    if "tiles" in uses:
+        body = tiles_prelude(real, fma="vfma" in uses, forced="forced" in uses, tail="tail" in uses) + body
+    source = (prelude(real, teams="teams" in uses) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)
