@@ -160,9 +160,11 @@ class EinsumMemoryError(TensorLangError, MemoryError):
 
 
 def _numpy_einsum(*operands, via=_NUMPY_EINSUM, **options):
-    """numpy.einsum (or ``via``); its refusals as tensorlang's errors of numpy's types (docs/einsum.md, "Errors")."""
+    """numpy.einsum (or ``via``), a 0-d result a scalar for any ``optimize`` (as a compiled call's); its refusals
+    as tensorlang's errors of numpy's types (docs/einsum.md, "Errors")."""
     try:
-        return via(*operands, **options)
+        result = via(*operands, **options)
+        return result[()] if result.__class__ is _ndarray and not result.shape and options.get("out") is None else result
     except MemoryError as exc:
         raise EinsumMemoryError(f"einsum: {exc}; the result does not fit in memory") from None
     except Exception as exc:  # noqa: BLE001 - numpy_refusal returns what numpy did not raise as it is

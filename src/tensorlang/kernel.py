@@ -497,8 +497,7 @@ class Kernel(ProgramInterface):
         missing = next((n for n in self.checked.inputs if n not in arrays), None)
         if missing is not None:
             raise error("input", f"missing input {missing!r} of shape {show(ctx[missing])}", self._decl_span(missing))
-        unset = [n for n in self.required_inputs if n not in arrays]
-        if unset:
+        if unset := [n for n in self.required_inputs if n not in arrays]:
             name = unset[0]
             others = f" (also {', '.join(repr(n) for n in unset[1:])})" if len(unset) > 1 else ""
             raise error("input", f"missing input {name!r} of shape {show(ctx[name])}{others}: the program reads it "

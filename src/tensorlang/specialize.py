@@ -184,8 +184,7 @@ class SymbolicKernel(ProgramInterface):
                     raise self._error(f"size {symbol!r} would be {extent} from {name!r} (dimension {d + 1}); "
                                       "sizes are positive", name)
                 found.setdefault(symbol, (extent, name, d))
-        missing = [s for s in self.symbols if s not in found and s != batch]
-        if missing:
+        if missing := [s for s in self.symbols if s not in found and s != batch]:
             if complete:  # the arrays of a call: a misspelt or forgotten input is the cause
                 self._check_names(arrays, ("out",))
             raise self._unbindable(missing[0], specialize=batch is None)
@@ -214,11 +213,9 @@ class SymbolicKernel(ProgramInterface):
     @guard
     def specialize(self, **sizes: int) -> Kernel:
         """The kernel for these values of the sizes (all of them), compiled on first use."""
-        unknown = [s for s in sizes if s not in self.symbols]
-        if unknown:
+        if unknown := [s for s in sizes if s not in self.symbols]:
             raise error("input", f"the program has no size {unknown[0]!r} (its sizes: {', '.join(self.symbols)})")
-        missing = [s for s in self.symbols if s not in sizes]
-        if missing:
+        if missing := [s for s in self.symbols if s not in sizes]:
             raise error("input", f"specialize needs a value for every size; missing {', '.join(missing)}")
         for name, value in sizes.items():
             if not is_integer(value, 1):

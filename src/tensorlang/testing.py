@@ -56,8 +56,7 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
         result = {next(iter(expected)): result}
     if not result:
         raise error("input", f"no result to check: pass at least one of {', '.join(expected)}")
-    unknown = [n for n in result if n not in expected]
-    if unknown:
+    if unknown := [n for n in result if n not in expected]:
         raise AssertionError(f"{unknown[0]!r} is no result of the program (results: {', '.join(expected)})")
     for name, got in result.items():
         limits.refuse_masked(got, f"result {name!r}")  # (np.asarray would compare the values under the mask)

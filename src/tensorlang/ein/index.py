@@ -1,15 +1,6 @@
-"""Indices and domains of EIN: what an access may be indexed by, and what a statement or
-a reduction ranges over (docs/ein.md, "Indices and domains").
-
-An index (``Index``) is a ``str`` (an index variable, ranging over its binder's extent),
-an ``int`` (a fixed 1-based position) or an :class:`Affine` (Σ coeff·var + offset, a
-computed 1-based position; a lone variable that is an Affine, ``i+0``, reads a *window*
-of a larger dimension).  A :class:`Domain` is σ: a box of (variable, extent) pairs, with
-room for integer-set conditions, that behaves like the tuple of pairs it replaced.
-
-This module sits at the bottom of ``ein/``: it imports nothing from the package but
-numpy, so every layer above may use it.
-"""
+"""Indices and domains of EIN: an ``Index`` is a ``str``, an ``int`` or an :class:`Affine`, a
+:class:`Domain` is σ (docs/ein.md, "Indices and domains").  This module imports nothing from the
+package but numpy, so every layer above may use it."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""EIN as text: index notation that the ``.tl`` front end parses back.
-
-``to_text`` prints a whole program (declarations, then one index-form statement per
-EIN statement); parsing it and lowering again gives the same EIN program, which the
-round-trip property test checks.  ``to_lambda_text`` shows the λ form of 004 §4.
-
-Precedence follows the index-form grammar: ``sum(k) body`` (and likewise ``prod(k)``,
-``max(k)``, ``min(k)``) extends over the rest of the product it starts, so a sum is
-parenthesized unless it ends a product or a term.  Indices print as the language writes
-them (``u[i+1]``, ``x[2*i+a-1]``, a window ``u[i+0]``: :func:`.index.to_text`); a bound
-variable used only inside affine indices gets its extent written, ``sum(a:3)``.
-
-For notebooks, :func:`html_text` and :func:`html_table` are the escaped HTML blocks the
-``_repr_html_`` methods of reports, stages and compressed results are made of, and
-:func:`to_html` is an EIN program's (``ir.Program._repr_html_``, set below: the IR module
-cannot import its printer).
-"""
+"""EIN as text: index notation that the ``.tl`` front end parses back to the same EIN (docs/ein.md,
+"Lowering"); ``to_lambda_text`` shows 004 §4's λ form.  A ``sum(k)`` (``prod``, ``max``, ``min``) extends
+over the rest of its product, so it is parenthesized unless it ends a product or a term; a bound
+variable used only in affine indices gets its extent, ``sum(a:3)``.  :func:`html_text`,
+:func:`html_table` and :func:`to_html` are the blocks of the ``_repr_html_`` methods (notebooks)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Value numbering across statements (004 §2.4): a statement that computes what an
-earlier one already holds is not computed again.
-
-Two statements compute the same value when their λ operators are equal (004 §4: the
-body with index variables renamed canonically), over the same extents, applied to the
-same arguments, and none of those arguments nor the earlier target has been assigned in
-between.  A temporary that repeats an earlier value disappears and its readers read the
-earlier variable; any other variable becomes a copy of it.
-"""
+"""Value numbering across statements (004 §2.4; docs/optimizer.md): a statement whose λ operator,
+extents and arguments are an earlier one's, none assigned in between, reads that one's variable
+(a temporary disappears, any other variable becomes a copy)."""
 
 from __future__ import annotations
 

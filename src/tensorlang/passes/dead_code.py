@@ -1,12 +1,5 @@
-"""Dead-code elimination driven by the ``out`` qualifiers (000 §5).
-
-"Statements that no ``out`` depends on are dead": walking the program backwards with the
-set of variables whose current value is still needed (the results, at the end), a
-statement is live when it assigns a needed variable; it then kills its target (a
-statement assigns the whole tensor) and needs what it reads.  A statement that assigns a
-variable nobody reads before the next assignment is dead too.  Temporaries left without
-any statement are undeclared.
-"""
+"""Dead-code elimination driven by the ``out`` qualifiers (000 §5; docs/optimizer.md): a backward
+walk keeps the statements that assign a variable still needed; temporaries left unassigned are undeclared."""
 
 from __future__ import annotations
 

@@ -473,12 +473,13 @@ def _split_product(sums, factors, ctx: Context) -> ir.Expr | None:
     for n in range(len(factors)):
         groups.setdefault(find(n), []).append(n)
     private = _private_indices(sums, factors, groups, ctx)
+    taken = {name for p in private.values() for name, _ in p}
     parts = []
     for members in groups.values():
         body = product([ir.Sum(private[n], factors[n]) if private.get(n) else factors[n] for n in members])
         root = find(members[0])
-        index = tuple((name, extent) for name, extent in sums if name in owner and find(owner[name]) == root
-                      and all(name not in dict(p) for p in private.values()))
+        index = tuple((name, extent) for name, extent in sums
+                      if name in owner and name not in taken and find(owner[name]) == root)
         if unused and summing and root == find(summing[0]):
             index, unused = index + tuple(unused), []
         parts.append(ir.Sum(index, body) if index else body)

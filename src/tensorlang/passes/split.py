@@ -1,17 +1,6 @@
-"""Split (004 §5.7.1): lift a costly subexpression into its own statement when the loop
-nest around it would recompute it.
-
-In ``y[i,j] = exp(a[i]) * B[i,j]`` the loop over j evaluates ``exp(a[i])`` n_j times for
-n_i distinct values.  Split gives it a statement of its own, ``tmp1[i] = exp(a[i])``,
-placed just before, and the use reads ``tmp1[i]``: each value is computed once.  The same
-holds for a sum inside a larger loop nest (``(Σ_k A[i,k] x[k]) * C[i,j]``): the sum
-becomes a temporary over its own free indices, which is also how a nested contraction
-is lifted out of an elementwise expression (001 §5).
-
-Only subexpressions with real work are lifted (a sum, a reduction, a function, a
-division or a stack); lifting ``a[i] + b[i]`` would trade n_j additions for a store and
-a load.
-"""
+"""Split (004 §5.7.1; docs/optimizer.md): a costly subexpression (a sum, reduction, function,
+division or stack; not ``a[i] + b[i]``, whose store and load cost more) that the loops around it
+would recompute gets a temporary over its own free indices: ``exp(a[i]) * B[i,j]`` reads ``tmp1[i]``."""
 
 from __future__ import annotations
 

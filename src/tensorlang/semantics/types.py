@@ -1,13 +1,7 @@
-"""Types and the program rule every front end shares (000 §3, 001 §3).
-
-A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
-The static context Γ (000 Definition 3) maps each declared variable to its type and
-qualifier.  :func:`check_statements` is what 000's ok-prog and 001's OK-Prog have in
-common: Γ from the declarations (s-var), each statement by the front end's own rule,
-then the uninit analysis of qualified programs (000 §5).  A front end supplies its
-statement rule and how to find the variables an expression reads; the result is a
-:class:`CheckedProgram` with the caller's interface (:mod:`.interface`).
-"""
+"""Types and the program rule every front end shares (000 §3, 001 §3; docs/architecture.md, "The
+packages"): a type is a tuple of positive extents (``()`` the scalar), Γ maps each variable to its
+type and qualifier, and :func:`check_statements` is 000's ok-prog and 001's OK-Prog's common part,
+each statement by the front end's rule, giving a :class:`CheckedProgram`."""
 
 from __future__ import annotations
 

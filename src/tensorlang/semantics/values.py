@@ -1,19 +1,7 @@
-"""What a value is and what the operations on values mean, defined once for every stage.
-
-Every evaluator (the front ends' reference interpreters, the EIN evaluator), every pass
-that folds constants and every target that prints code reads its meaning from here:
-
-* ⊥ (undefined, 000 Definition 4) is NaN, and ⊥ op x = ⊥ is what IEEE arithmetic does.
-* Division is *controlled division* (000 Definition 8): 0 / b = 0 for every number b
-  (b = 0 included), a / 0 follows IEEE for a ≠ 0, and 0 / ⊥ stays ⊥.
-* :data:`FUNCTIONS`: the elementwise functions of SPEC section 1, each with its numpy
-  ufunc, its C name, and whether it maps 0 to 0 (what a zero-padded or compressed
-  evaluation may rely on).
-* :data:`REDUCTIONS`: the reduction operators of EIN (Σ and TeIL's red*, redmax,
-  redmin), each with its ufunc, identity element and index-form word; max and min
-  propagate NaN, so ⊥ stays ⊥ under every reduction.
-* :func:`epsilon_sign`: the Levi-Civita symbol, ε_{x1..xn} = Π_{a<b} sgn(x_b − x_a).
-"""
+"""What a value is and what the operations on values mean, defined once for every evaluator, pass
+and target (docs/architecture.md, "The packages"): ⊥ is NaN; controlled division (000 Definition 8):
+0 / b = 0 for every number b, 0 included, a / 0 as IEEE for a ≠ 0, 0 / ⊥ is ⊥; :data:`FUNCTIONS`,
+:data:`REDUCTIONS` and :func:`epsilon_sign`."""
 
 from __future__ import annotations
 

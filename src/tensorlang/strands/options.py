@@ -1,21 +1,19 @@
-"""The command line of a strand program, as a compiled Diderot executable has it (each
-option: docs/diderot.md, "From the command line").  This module only reads it: the values
-it returns are Python values (an image stays its path) for :mod:`.runner` to convert and check.
-"""
+"""The command line of a strand program, as a Diderot executable has it (docs/diderot.md, "From the
+command line"), read into Python values (an image stays its path) for :mod:`.runner` to convert and check."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import TensorLangError
+from ..errors import error
+from .nrrd_out import is_dynamic
 
-#: The super-steps a run takes at most when neither ``-l`` nor ``limit=`` says otherwise
-#: (Diderot's executables run until every strand is stable or dead: a program whose
-#: strands never stabilize runs for ever there; here it stops after this many steps with
-#: a note, and writes the outputs of the strands as they stand).
+#: The super-steps a run takes at most when neither ``-l`` nor ``limit=`` says otherwise (Diderot's
+#: run until every strand is stable or dead; docs/diderot.md, "From the command line").
 DEFAULT_LIMIT = 10_000
 
 #: The most super-steps ``-l`` may say: Diderot's executables hold the limit in 32 bits
@@ -88,22 +86,12 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
-def _several(program) -> bool:
-    return len(program.outputs) > 1
-
-
 def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
     ``-o-NAME`` (several) says otherwise."""
     chosen = opts.outputs if opts else {}
-    return {out.name: chosen.get(out.name, out.name if _dynamic(out) else f"{out.name}.nrrd")
+    return {out.name: chosen.get(out.name, out.name if is_dynamic(out) else f"{out.name}.nrrd")
             for out in program.outputs}
-
-
-def _dynamic(out) -> bool:
-    """A sequence of any length: written as PREFIX-len.nrrd and PREFIX-data.nrrd, where
-    PREFIX is the output's name or the -o value as given (Diderot appends to it)."""
-    return out.kind == "sequence" and (not out.shape or out.shape[0] == 0)
 
 
 def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]:
@@ -120,15 +108,15 @@ def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
                                  f"({DEFAULT_LIMIT}; Diderot: unlimited)", "0"),
         (("-s", "--snapshot"), "N", "write a snapshot of every output every N super-steps (0: none)", "0"),
     ]
-    if _several(program):
+    if len(program.outputs) > 1:
         for out in program.outputs:
             rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
-                         out.name if _dynamic(out) else f"{out.name}.nrrd"))
+                         out.name if is_dynamic(out) else f"{out.name}.nrrd"))
             rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
                          f"snapshot file prefix for {out.name}", out.name))
     elif program.outputs:
         name = program.outputs[0].name
-        dyn = _dynamic(program.outputs[0])
+        dyn = is_dynamic(program.outputs[0])
         rows.append((("-o", "--output"), "FILE" if not dyn else "PREFIX",
                      "output file" if not dyn else "output files' prefix (PREFIX-len.nrrd, PREFIX-data.nrrd)",
                      name if dyn else f"{name}.nrrd"))
@@ -169,10 +157,6 @@ def usage(program, prog: str, long: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _input_error(message: str) -> TensorLangError:
-    return TensorLangError("input", message)
-
-
 def _number(text: str, integer: bool, what: str):
     try:
         if "_" in text or not text.isascii():  # Python's spellings (1_000, digits ٣ ５), not C's (strtod, strtol)
@@ -182,7 +166,7 @@ def _number(text: str, integer: bool, what: str):
         value = float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"
-        raise _input_error(f"{what} expects {kind}, got {text!r}") from None
+        raise error("input", f"{what} expects {kind}, got {text!r}") from None
     return value
 
 
@@ -202,18 +186,23 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
         low = word.lower()
         if low in _TRUE or low in _FALSE:
             return low in _TRUE
-        raise _input_error(f"{what} (bool) expects true or false, got {word!r}")
+        raise error("input", f"{what} (bool) expects true or false, got {word!r}")
     if inp.kind in ("string", "image", "sequence"):  # a dynamic sequence: its NRRD file
         return word
-    raise _input_error(f"{what}: inputs of type {inp.type} cannot be given on the command line in this version")
+    raise error("input", f"{what}: inputs of type {inp.type} cannot be given on the command line in this version")
+
+
+def count(value: Any, what: str, low: int = 0, high: int | None = None, verb: str = "must be", shown: Any = None) -> int:
+    """``value`` as an int from ``low`` to ``high`` (None: 0), else error[input] "``what`` ``verb`` an integer ..."."""
+    if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+                              or int(value) < low or (high is not None and int(value) > high)):
+        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise error("input", f"{what} {verb} an integer {bound}, got {value if shown is None else shown!r}")
+    return 0 if value is None else int(value)
 
 
 def _nonnegative(text: str, what: str, low: int = 0, high: int | None = None) -> int:
-    value = _number(text, True, what)
-    if value < low or (high is not None and value > high):
-        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
-        raise _input_error(f"{what} expects an integer {bound}, got {text!r}")
-    return value
+    return count(_number(text, True, what), what, low, high, "expects", text)
 
 
 def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
@@ -223,7 +212,9 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
     inputs = {f"-{inp.name}": inp for inp in program.inputs}
     inputs.update({f"--{inp.name}": inp for inp in program.inputs})
     outs = [out.name for out in program.outputs]
-    several = _several(program)
+    several = len(outs) > 1
+    per_output = {f"{prefix}{out}": (which, out) for out in outs for prefix, which in (
+        ("-o-", "o"), ("--output-", "o"), ("-sp-", "sp"), ("--snapshot-prefix-", "sp"))}
     opts = RunOptions()
     values: dict[str, Any] = {}
     args = list(argv)
@@ -234,7 +225,7 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         words = args[i + 1:i + 1 + n]
         if len(words) < n:
             got = f"got {len(words)}" if words else "got none"
-            raise _input_error(f"{option} expects {n} value{'s' if n > 1 else ''}, {got}")
+            raise error("input", f"{option} expects {n} value{'s' if n > 1 else ''}, {got}")
         i += n
         return words
 
@@ -264,14 +255,14 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         elif arg in ("-o", "--output", "-sp", "--snapshot-prefix") and outs:
             if several:
                 stem = "-o" if arg.startswith("-o") or arg == "--output" else "-sp"
-                raise _input_error(f"{arg}: the program has {len(outs)} outputs ({', '.join(outs)}); name one, "
-                                   f"as in {stem}-{outs[0]} FILE")
+                raise error("input", f"{arg}: the program has {len(outs)} outputs ({', '.join(outs)}); name one, "
+                                     f"as in {stem}-{outs[0]} FILE")
             (opts.outputs if arg in ("-o", "--output") else opts.snapshot_prefix)[outs[0]] = take(arg, 1)[0]
-        elif several and _per_output(arg, outs) is not None:
-            which, out = _per_output(arg, outs)  # type: ignore[misc]
+        elif several and arg in per_output:
+            which, out = per_output[arg]
             (opts.outputs if which == "o" else opts.snapshot_prefix)[out] = take(arg, 1)[0]
         else:
-            raise _input_error(_unknown(arg, program))
+            raise error("input", _unknown(arg, program))
         i += 1
     for inp in program.inputs:  # the defaults as the executable's option parser has them
         default = executable_default(inp)
@@ -281,18 +272,9 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         missing = [f"-{inp.name} ({inp.type})" for inp in program.inputs
                    if inp.default is None and inp.name not in values]
         if missing:
-            raise _input_error(f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
-                               "(--help lists the inputs)")
+            raise error("input", f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
+                                 "(--help lists the inputs)")
     return values, opts
-
-
-def _per_output(arg: str, outs: list[str]) -> tuple[str, str] | None:
-    for out in outs:
-        if arg in (f"-o-{out}", f"--output-{out}"):
-            return "o", out
-        if arg in (f"-sp-{out}", f"--snapshot-prefix-{out}"):
-            return "sp", out
-    return None
 
 
 def _unknown(arg: str, program) -> str:
@@ -307,8 +289,7 @@ def _unknown(arg: str, program) -> str:
 def _closest(arg: str, program) -> str | None:
     """The input or run option most like ``arg`` (a misspelling, another case, one dash
     too many or too few), spelled as it is given, or None."""
-    import difflib
-
+    import difflib  # (not loaded by ``import tensorlang``)
     word = arg.split("=", 1)[0].lstrip("-")
     spellings: dict[str, str] = {}
     for inp in program.inputs:

@@ -1,15 +1,6 @@
-"""Running a strand program (a Diderot program) from Python and from the command line.
-
-:class:`StrandRun` (``tl.compile("iso2d.diderot")``) and its :class:`Result`:
-docs/diderot.md, "From Python"; :meth:`StrandRun.main` is ``tensorlang run``.
-
-The program itself (parsing, checking, the strands' execution) is the front end's: it
-hands over an object with ``name``, ``inputs``, ``outputs``, ``grid`` and
-``run(values, limit=, snapshot=, on_snapshot=, threads=, progress=)`` (its
-``StrandProgram``).  This module turns what users give into what that ``run`` takes
-(image paths and arrays into :class:`~tensorlang.fields.Image`, every value checked
-against its input's type) and what it returns into arrays and files.
-"""
+"""Running a strand program (Diderot's) from Python (:class:`StrandRun`, its :class:`Result`) and as
+``tensorlang run`` (:meth:`StrandRun.main`): docs/diderot.md, "From Python".  What users give is
+checked and converted for the front end's ``StrandProgram.run``, what it returns made arrays and files."""
 
 from __future__ import annotations
 
@@ -69,20 +60,17 @@ def fallback_message(name: str, note: str) -> str:
 
 class Result(Mapping):
     """The outputs of a run by name (numpy arrays: the grid's shape, or the number of
-    stable strands for a collection, followed by the output's shape), and how it ended."""
+    stable strands for a collection, followed by the output's shape), and how it ended:
+    ``grid_shape`` (None for a collection), the super-``steps`` run, the strands still
+    ``active`` at the limit, the ``stable`` ones, and what ``print`` wrote (``printed``)."""
 
     def __init__(self, run_result, program) -> None:
         self._outputs: dict[str, np.ndarray] = {out.name: np.asarray(run_result.outputs[out.name])
                                                 for out in program.outputs}
-        #: the grid's shape, or None for a collection
         self.grid_shape: tuple[int, ...] | None = run_result.grid_shape
-        #: super-steps run
         self.steps: int = run_result.steps
-        #: strands still active when the run stopped (at the iteration limit)
         self.active: int = run_result.active
-        #: stable strands
         self.stable: int = run_result.stable
-        #: what ``print`` wrote, in order
         self.printed: str = run_result.printed
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -147,12 +135,6 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
 _FILES: dict[str, tuple] = limits.kept({})
 
 
-def _real(value: Any, what: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise error("input", f"{what} must be a real number, got {value!r}")
-    return float(value)
-
-
 def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     """``value`` as the program's ``run`` takes input ``inp``: int, float, bool, str, a
     float64 array of the tensor's shape, or an Image; error[input] when it does not fit."""
@@ -166,7 +148,9 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
             raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {int(value)}")
         return int(value)
     if inp.kind == "real":
-        return _real(value, what)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise error("input", f"{what} must be a real number, got {value!r}")
+        return float(value)
     if inp.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise error("input", f"{what} must be True or False, got {value!r}")
@@ -195,6 +179,10 @@ class StrandRun(Unpicklable):
 
     def __init__(self, program, source=None, threads: int | None = None, backend: str | None = None) -> None:
         self.program, self.source, self.threads = program, source, threads
+        self.name: str = program.name
+        #: the program's inputs (name, type, kind, shape, dim, default, description) and outputs
+        self.inputs, self.outputs = tuple(program.inputs), tuple(program.outputs)
+        self.grid = bool(program.grid)
         #: "c" or "interp" (``tl.compile``'s ``backend=``, before :data:`BACKEND_ENV`), or None: the variable decides
         self.backend = backend
         folder = folder_of(source.filename) if source is not None else None  # every Source has a filename
@@ -203,30 +191,12 @@ class StrandRun(Unpicklable):
 
     @classmethod
     def compile(cls, language, source, threads: int | None = None, backend: str | None = None) -> "StrandRun":
-        """The program of ``source`` (a :class:`~tensorlang.errors.Source`) in ``language``, a
-        front end with a ``strands(checked, folder)`` hook; errors point into the source.
-        (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
+        """The program of ``source`` in ``language``, a front end with a ``strands(checked, folder)`` hook
+        (no symbolic sizes: the registry's size binding is skipped); errors point into the source."""
         with pointing_into(source):
             folder = folder_of(source.filename)
             checked = language.check_from(language.parse(source.text, {}), folder)
             return cls(language.strands(checked, folder), source, threads, backend)
-
-    @property
-    def name(self) -> str:
-        return self.program.name
-
-    @property
-    def inputs(self) -> tuple:
-        """The program's inputs (name, type, kind, shape, dim, default, description)."""
-        return tuple(self.program.inputs)
-
-    @property
-    def outputs(self) -> tuple:
-        return tuple(self.program.outputs)
-
-    @property
-    def grid(self) -> bool:
-        return bool(self.program.grid)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
@@ -246,12 +216,10 @@ class StrandRun(Unpicklable):
         message lists the inputs), a missing required input or a value of the wrong type.
         An image input left out is read from its default path (``image("f.nrrd")``)."""
         known = {inp.name: inp for inp in self.inputs}
-        unknown = sorted(set(given) - set(known))
-        if unknown:
+        if unknown := sorted(set(given) - set(known)):
             names = ", ".join(f"{i.name} ({i.type})" for i in self.inputs) or "none"
             raise error("input", f"the program has no input {', '.join(map(repr, unknown))}; its inputs: {names}")
-        missing = [f"{inp.name} ({inp.type})" for inp in self.inputs if inp.default is None and inp.name not in given]
-        if missing:
+        if missing := [f"{inp.name} ({inp.type})" for inp in self.inputs if inp.default is None and inp.name not in given]:
             raise error("input", f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
         values = {name: convert(known[name], value, self.base_dirs) for name, value in given.items()}
         for inp in self.inputs:
@@ -274,9 +242,9 @@ class StrandRun(Unpicklable):
              report: Callable[[str], None]) -> Result:
         """:meth:`run`; a run that falls back to the interpreter is ``report``-ed once: as
         soon as ``progress`` first hears from it, else at the end."""
-        steps = _count_arg(limit, "limit", 0, options.MAX_LIMIT) or options.DEFAULT_LIMIT
-        workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
-        every = _count_arg(snapshot, "snapshot", 0)
+        steps = options.count(limit, "limit", 0, options.MAX_LIMIT) or options.DEFAULT_LIMIT
+        workers = options.count(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
+        every = options.count(snapshot, "snapshot", 0)
         values = self.values(inputs or {})
         backend = self.backend or strand_backend()
         told: list[str] = []
@@ -286,10 +254,7 @@ class StrandRun(Unpicklable):
             if note and backend is None and not told:
                 told.append(note)
                 report(fallback_message(self.name, note))
-        hook = None
-        if on_snapshot is not None:
-            def hook(step: int, state) -> None:
-                on_snapshot(step, Result(state, self.program))
+        hook = None if on_snapshot is None else lambda step, state: on_snapshot(step, Result(state, self.program))
         try:
             state = self.program.run(values, limit=steps, snapshot=every, on_snapshot=hook, threads=workers or 1,
                                      progress=None if progress is None else _telling(progress, tell),
@@ -302,10 +267,8 @@ class StrandRun(Unpicklable):
 
     # ------------------------------------------------------------------ command line
     def main(self, argv: Sequence[str], prog: str | None = None, out=None, err=None) -> int:
-        """Run as Diderot's executable would with command line ``argv``: write the
-        outputs (and snapshots) as NRRD files, ``print`` output to standard output (or
-        ``-print FILE``), progress and ``-v`` messages to standard error.  Returns the
-        exit status; errors leave as TensorLangError."""
+        """Run as Diderot's executable would with command line ``argv`` (docs/diderot.md, "From the command
+        line"); returns the exit status, errors leave as TensorLangError."""
         out = out if out is not None else sys.stdout or io.StringIO()  # a closed stream (>&-) is None
         err = err if err is not None else sys.stderr or io.StringIO()
         prog = prog or self.name
@@ -345,7 +308,10 @@ class StrandRun(Unpicklable):
                             lambda text: say.line(f"tensorlang: note: {text}"))
         seconds = time.perf_counter() - started
         say.done()
-        _print_text(res.printed, opts.print_to, out)
+        if res.printed and opts.print_to == "-":
+            out.write(res.printed)
+        elif res.printed:
+            write_text_file(opts.print_to, res.printed, "the printed output to")
         if res.active and (opts.verbose or not opts.limit):
             why = f"the default cap of {options.DEFAULT_LIMIT} super-steps" if not opts.limit else "the step limit"
             hint = "; -l N sets the limit" if not opts.limit else ""
@@ -362,16 +328,6 @@ class StrandRun(Unpicklable):
         if opts.verbose:
             say.line("wrote " + ", ".join(map(shown_name, written)))
         return 0
-
-
-def _count_arg(value: Any, what: str, low: int, high: int | None = None) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < low \
-            or (high is not None and int(value) > high):
-        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
-        raise error("input", f"{what} must be an integer {bound}, got {value!r}")
-    return int(value)
 
 
 def _found(path: str, base_dirs: Sequence[str]) -> str:
@@ -435,15 +391,6 @@ def _check_writable(path: str) -> None:
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} is not writable")
 
 
-def _print_text(text: str, where: str, out) -> None:
-    if not text:
-        return
-    if where == "-":
-        out.write(text)
-        return
-    write_text_file(where, text, "the printed output to")
-
-
 def write_text_file(path: str, text: str, what: str = "", keep: str | None = None) -> None:
     """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads,
     and for the file ``keep`` names: the program that was read, which the text would replace)."""
@@ -471,20 +418,13 @@ class _Progress:
     rewritten in place on a terminal, a line every few seconds with ``-v`` elsewhere."""
 
     def __init__(self, stream, verbose: bool) -> None:
-        self.stream = stream
+        self.stream, self.verbose, self.last, self.pending, self.steps = stream, verbose, -math.inf, False, 0
         try:
             self.tty = bool(stream.isatty())
         except (AttributeError, ValueError):
             self.tty = False
-        self.verbose = verbose
-        self.last = -math.inf
-        self.pending = False
-        self.steps = 0
 
     def __call__(self, step: int, active: int) -> None:
-        self.step(step, active)
-
-    def step(self, step: int, active: int) -> None:
         self.steps = step
         self._say(f"step {step}: {active} active strand{'s' if active != 1 else ''}")
 

@@ -146,6 +146,23 @@ def test_other_dtypes_are_numpys(dtype):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("backend", ["auto", *tl.available_backends()])
+def test_a_0d_result_is_a_numpy_scalar_on_every_target_whatever_optimize(backend):
+    """numpy.einsum(optimize=True) returns a 0-d array where optimize=False returns a scalar;
+    tl.einsum's 0-d result is a scalar either way, compiled or computed by numpy (an int,
+    mixed or empty call), and ``out=`` is returned as given."""
+    x = np.arange(1.0, 4.0)
+    for operands in ((x, x), (x.astype(np.float32),) * 2, (x.astype(np.int64),) * 2, (x, x.astype(np.int64)),
+                     (np.ones(0), np.ones(0)), (x, x, x)):
+        subscripts = ",".join("i" * len(operands))
+        expected = np.einsum(subscripts, *operands)
+        for optimize in (False, True, "greedy", "optimal"):
+            got = tl.einsum(subscripts, *operands, optimize=optimize, backend=backend)
+            assert isinstance(got, np.generic) and got.dtype == expected.dtype and got == expected, (operands, optimize)
+    out = np.zeros(())
+    assert tl.einsum("i,i", x, x.astype(np.int64), out=out, optimize=True, backend=backend) is out and out == 14
+
+
 def test_empty_dimensions_and_single_operands_are_numpys():
     _same(tl.einsum("ij,jk->ik", np.ones((0, 3)), np.ones((3, 2))), np.einsum("ij,jk->ik", np.ones((0, 3)),
                                                                               np.ones((3, 2))))
