@@ -148,6 +148,9 @@ class Lowerer:
         self.serial = False  # a strand method counts the strands
         self.counted = False  # a state initializer counts the strands made before it
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
+        #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
+        self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
+        self.dstate: dict[str, Any] = {}
 
     # ---- helpers
     def fresh(self, base: str) -> str:
@@ -363,7 +366,7 @@ class Lowerer:
         if scope == "state":
             if self.where == "global":
                 raise Unsupported("strand state in the global block")
-            return self.slots("s", e.name, ty)
+            return self.dstate[e.name][0] if e.name in self.kept else self.slots("s", e.name, ty)
         if scope == "global" and e.name in self.c.globals:
             if ty.kind in ("field", "image", "kernel"):
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
@@ -986,6 +989,8 @@ class Lowerer:
                 self.emit(S.Set("l", names[0], q.base))
                 self.emit(S.Set("l", names[1], q.n))
                 return
+        elif scope == "state" and s.name in self.kept:
+            return self.keep(s.name, self.as_seq(s.value, self.kept[s.name]), S.Ref("s", s.name, "int"), _at(s))
         else:
             space = "s" if scope == "state" else "g"
             cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
@@ -1003,6 +1008,27 @@ class Lowerer:
             comps = [S.Ref("l", t, x.ty) for t, x in zip(temps, comps)]
         for n, x in zip(names, comps):
             self.emit(S.Set(space, n, x))
+
+    def keep(self, name: str, q: LSeq, h, at: tuple[int, int] = S.NOWHERE) -> None:
+        """The state's sequence ``name`` (its block ``h``) set to ``q``: its locals and its kept copy."""
+        q, c = self.share_seq(q), _const(max(1, int(np.prod(q.item))), "int")
+        if name in self.dstate:
+            self.emit(S.Set("l", self.dstate[name][1][0], q.base))
+            self.emit(S.Set("l", self.dstate[name][1][1], q.n))
+        else:
+            self.dstate[name] = (q, [q.base.name, q.n.name])
+        self.emit(S.Set("s", name, S.Call("tl_ar_keep", (h, q.base, q.n, c), "int", at)))
+
+    def load_kept(self) -> None:
+        """A method's start: the state's sequences of any length copied into the arena (their locals)."""
+        self.dstate = {}
+        for name, ty in self.kept.items():
+            ety = ty.elem
+            assert ety is not None
+            h, c = S.Ref("s", name, "int"), _const(max(1, _size(ety)), "int")
+            q = LSeq(self.local(S.Call("tl_ar_kget", (h, c), "int")), self.local(S.Call("tl_kp_len", (h,), "int")),
+                     _shape(ety), _scalar(ety))
+            self.dstate[name] = (q, [q.base.name, q.n.name])
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
@@ -1275,8 +1301,8 @@ def lower(checked: Checked) -> S.StrandIR:
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
-    state_slots = [S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
-                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(_size(ty))]
+    state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
+                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
@@ -1289,13 +1315,19 @@ def lower(checked: Checked) -> S.StrandIR:
     create = tuple(L.out)
     L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
-        L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
+        if sv.name in L.kept:
+            ty = L.kept[sv.name]
+            L.keep(sv.name, L.as_seq(sv.init, ty) if sv.init is not None else L.to_lseq(EMPTY, ty), _const(0, "int"))
+        else:
+            L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
     init_state = tuple(L.out)
 
     def method(body, where: str) -> tuple | None:
         if body is None:
             return None
         L.out, L.scopes, L.where, L.probes = [], [{}], where, {}
+        if where == "strand":
+            L.load_kept()
         L.stmt(body)
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
@@ -1416,6 +1448,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         values[f"size({im.name})"] = getattr(img, "image", img).sizes  # clamp(img): img's
     run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
     bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
+    kept = {n: ty for n, ty in program.checked.state.items() if _dynamic(ty)}
 
     def result(steps: int, snap: bool = False):
         status = run.status
@@ -1427,7 +1460,11 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             chosen = keep if where is None else where[keep[where]]
         outputs = {}
         for o in program.outputs:
+            if o.name in kept:  # a sequence of any length: (length, *item shape) a strand
+                outputs[o.name] = run.kept(o.name, o.shape[1:], _scalar(kept[o.name].elem), chosen).reshape(shape if chosen is None else -1)
+                continue
             arr = run.state(o.name, o.shape, o.kind, chosen)
+            arr = arr.astype(np.float64) if o.kind == "sequence" else arr  # (T[n] of ints, bools: reals, as the interpreter's)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
                          int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))

@@ -51,9 +51,9 @@ def _defines(**values: object) -> str:
 #: in one super-step than the memory budget holds. The interpreter's wording.
 ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
           3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
-          7: "a method's sequences take more cells than the memory budget gives a thread (TENSORLANG_MAX_BYTES)"}
+          7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
-_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati")
+_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep")
 
 
 def _where(at: tuple[int, int]) -> str:
@@ -725,6 +725,7 @@ class Run:
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.lib.tl_set_armax(max(1 << 12, memory_budget_bytes() // (16 * self.threads)))  # half the budget: cells of 8 bytes
+        self.lib.tl_kp_clear(max(1 << 12, memory_budget_bytes() // 16))  # (the last run's kept sequences: its outputs were copied)
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
@@ -929,6 +930,16 @@ class Run:
         """The printed text strand by strand (a global block's first), each strand's in the
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
+
+    def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
+        """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
+        blocks, c = self.state(name, (), "int", cols).reshape(-1), max(1, math.prod(item))
+        out = np.empty(len(blocks), dtype=object)
+        for k, h in enumerate(blocks.tolist()):
+            cells = np.empty(self.lib.tl_kp_len(h) * c, dtype=np.float64 if st == "real" else np.int64)
+            self.lib.tl_kp_copy(h, c, self.ffi.from_buffer(cells))
+            out[k] = (cells.astype(bool) if st == "bool" else cells).reshape((-1,) + item)
+        return out
 
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
         """A state variable of every strand (or of the strands ``cols``: their columns, or
