@@ -290,3 +290,93 @@ create_collection { S(i) | i in 0..3 }
 """
     got, _ = agree(_prog(text), {})
     assert got.outputs["n"].tolist() == [1, 1, 1, 1]
+
+
+#: statements over the state's sequences of any length (outputs and not): kept across steps, read, reset, grown
+KEPT_PARTS = [
+    "hist = hist @ (real(t) * 0.5 - real(i));",
+    "hist = real(t * t) @ hist;",
+    "if (t % 2 == i % 2) { hist = hist @ {real(t), -1.0}; }",
+    "ks = ks @ (t * i - 3);",
+    "vs = vs @ [real(t), real(length(hist))];",
+    "hist = { h + 1.0 | h in hist };",
+    "if (length(ks) > 2) { ks = { k / 2 | k in ks }; }",
+    "bs = { h > 1.0 | h in hist };",
+    "if (length(hist) > 5) { hist = {}; }",
+    "tmp = hist; hist = ks2r(ks); ks = { i + length(tmp) | x in tmp };",
+    "u += sum { h | h in hist } + real(length(vs));",
+    "foreach (vec2 v in vs) { u += v[0] - 0.25 * v[1]; }",
+    'print(i, " ", t, " ", hist, " ", ks, " ", bs, "\\n");',
+    "if (i == 1 && t == 2) new S(i + 7);",
+]
+KEPT = """#version 2.0
+function real[] ks2r(int[] ks) = {{ real(k) | k in ks }};
+strand S (int i) {{
+  output real[] hist = {init};
+  output int[] ks = {{i}};
+  output vec2{{}} vs = {{}};
+  output bool[] bs = {{}};
+  output real u = 0.0;
+  real[] tmp = {{}};
+  int t = 0;
+  update {{
+    t += 1;
+    {body}
+    {stab}
+  }}
+  {stabilize}
+}}
+create_collection {{ S(i) | i in 0..3 }}
+"""
+
+
+def _kept_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    body = " ".join(rnd.sample(KEPT_PARTS, rnd.randint(3, 7)))
+    stab = rnd.choice(["if (t > 2) stabilize;", "if (t > i + 1) stabilize;", "if (i == 2 && t == 2) die; if (t > 3) stabilize;",
+                       "if (t > 2) u += hist[length(hist) - 1 - i]; if (t > 3) stabilize;"])  # (past the start: error[input])
+    stabilize = rnd.choice(["", "stabilize { hist = hist @ u; ks = {}; }", "stabilize { u = real(length(hist) + length(vs)); }"])
+    return KEPT.format(body=body, stab=stab, stabilize=stabilize, init=rnd.choice(["{}", "{real(i)}", "{ real(k) | k in 0..i }"]))
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(12))
+def test_sequences_of_any_length_in_the_state_and_outputs_run_in_c(seed):
+    """Kept across steps (each strand's block), stable strands keep theirs, new ones get theirs, snapshots
+    read them as they were; outputs of reals, ints, vectors and bools as the interpreter gives them."""
+    from tensorlang.errors import TensorLangError
+    from agreement import same
+    p = _prog(_kept_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    try:
+        want = p.run({}, backend="interp", limit=6)
+    except TensorLangError as exc:  # an index past a sequence's start: the same error from C
+        with pytest.raises(TensorLangError) as info:
+            p.run({}, backend="c", limit=6)
+        assert (info.value.code, str(info.value)) == (exc.code, str(exc))
+        return
+    got, _ = agree(p, {}, limit=6)
+    assert got.outputs.keys() == want.outputs.keys()
+    snaps: dict = {"interp": [], "c": []}
+    for be in snaps:
+        p.run({}, backend=be, limit=6, snapshot=2, on_snapshot=lambda k, r, be=be: snaps[be].append((k, r)), threads=2)
+    assert [k for k, _ in snaps["interp"]] == [k for k, _ in snaps["c"]]
+    for (_, a), (_, b) in zip(snaps["interp"], snaps["c"]):
+        same(a, b)
+
+
+@needs_cc
+def test_the_states_sequences_past_the_memory_budget_are_refused_clearly(monkeypatch):
+    """Each strand's kept block counts: past half the budget, error[too-large] at the assignment (the
+    interpreter bounds each sequence alone: it runs this)."""
+    from tensorlang.errors import TensorLangError
+    p = _prog("""#version 2.0
+strand S (int i) { output real[] h = {1.0}; int t = 0; update { h = h @ h; t += 1; if (t >= 14) stabilize; } }
+create_collection { S(i) | i in 0..99 }
+""")
+    assert [len(h) for h in p.run({}, backend="c", threads=2).outputs["h"]] == [2 ** 14] * 100
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 24))  # 2^20 cells kept in all: 100 strands of 2^14 take more
+    with pytest.raises(TensorLangError, match="the strands' state") as info:
+        p.run({}, backend="c")
+    assert info.value.code == "too-large" and "2:65" in str(info.value)
