@@ -380,3 +380,75 @@ create_collection { S(i) | i in 0..99 }
     with pytest.raises(TensorLangError, match="the strands' state") as info:
         p.run({}, backend="c")
     assert info.value.code == "too-large" and "2:65" in str(info.value)
+
+
+#: a global sequence of any length the global block (or the initialize block) assigns, grows, resets; the strands read it
+GSEQ_PARTS = [
+    "hist = hist @ (mean { s.y | s in S.all });",
+    "ks = ks @ numActive();",
+    "if (length(hist) > 3) { hist = { h * 0.5 | h in hist }; }",
+    "vs = vs @ [real(length(ks)), max { s.y | s in S.all }];",
+    "if (length(ks) > 2) { ks = {}; }",
+    'print(length(hist), " ", hist, " ", ks, " ", vs, "\\n");',
+    "hist = {1.0, -2.0} @ hist;",
+]
+GSEQ = """#version 2.0
+input real{{}} xs = {{0.5, -1.0}};
+real[] hist = xs;
+int[] ks = {{}};
+vec2[] vs = {{}};
+initialize {{ {init} }}
+strand S (int i) {{
+  output real y = 0.0;
+  int t = 0;
+  update {{
+    t += 1;
+    y += {read};
+    foreach (int k in ks) {{ y += real(k) * 0.125; }}
+    foreach (vec2 v in vs) {{ y -= v[0] - v[1]; }}
+    if (t == {steps}) stabilize;
+  }}
+}}
+update {{ {body} }}
+create_collection {{ S(i) | i in 0..3 }}
+"""
+
+
+def _gseq_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    return GSEQ.format(body=" ".join(rnd.sample(GSEQ_PARTS, rnd.randint(2, 5))), steps=rnd.randint(2, 5),
+                       init=rnd.choice(["", "hist = hist @ 2.0;", "ks = {1, 2} @ ks; hist = {};"]),
+                       read=rnd.choice(["hist[length(hist) - 1] + real(i)", "sum { h | h in hist }",
+                                        "hist[i] if i < length(hist) else -1.0", "hist[i]"]))  # (hist[i]: past its end: error[input])
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(10))
+def test_a_global_sequence_the_global_block_assigns_runs_in_c(seed):
+    from tensorlang.errors import TensorLangError
+    p = _prog(_gseq_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    for xs in ([0.5, -1.0], [], [3.0, 1.0, 4.0, 1.0, 5.0]):
+        try:
+            want = p.run({"xs": xs}, backend="interp", limit=6)
+        except TensorLangError as exc:
+            with pytest.raises(TensorLangError) as info:
+                p.run({"xs": xs}, backend="c", limit=6)
+            assert (info.value.code, str(info.value)) == (exc.code, str(exc))
+            continue
+        got, _ = agree(p, {"xs": xs}, limit=6)
+        assert got.printed == want.printed
+
+
+@needs_cc
+def test_an_initialize_block_appending_to_a_global_sequence_runs_in_c():
+    """It fell back, its reason a value of a type the strands read (review): it runs in Python before the strands."""
+    p = _prog("""#version 2.0
+real[] hist = {1.0};
+initialize { hist = hist @ 2.0; hist = { h * 3.0 | h in hist } @ hist; }
+strand S (int i) { output real y = 0.0; update { y = hist[i] + real(length(hist)); stabilize; } }
+create_collection { S(i) | i in 0..3 }
+""")
+    got, _ = agree(p, {})
+    assert got.outputs["y"].tolist() == [7.0, 10.0, 5.0, 6.0]

@@ -30,8 +30,8 @@ from unseen_inputs import PROGRAMS, STORED, args, make, outputs
 
 EXPECTED = json.loads(STORED.read_text())
 NAMES = sorted(EXPECTED)
-#: the programs the C executor leaves to the interpreter (sequences of any length in assigned globals, start methods)
-INTERP_ONLY = {"u28_startinit", "u131_globalseqgrow"}
+#: the programs the C executor leaves to the interpreter (start methods)
+INTERP_ONLY = {"u28_startinit"}
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
 

@@ -991,6 +991,11 @@ class Lowerer:
                 return
         elif scope == "state" and s.name in self.kept:
             return self.keep(s.name, self.as_seq(s.value, self.kept[s.name]), S.Ref("s", s.name, "int"), _at(s))
+        elif scope == "global" and _dynamic(ty := self.c.globals[s.name]):  # the global block's (its kept copy: tl_ar_gkeep)
+            d, q = self.dseq(s.name), self.share_seq(self.as_seq(s.value, ty))
+            self.local(S.Call("tl_ar_gkeep", (_const(d.k, "int"), q.base, q.n, _const(max(1, int(np.prod(d.shape))), "int"),
+                                              _const(int(d.ty == "real"), "int")), "int", _at(s)))
+            return
         else:
             space = "s" if scope == "state" else "g"
             cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])

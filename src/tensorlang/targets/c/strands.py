@@ -53,7 +53,7 @@ ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
           3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
           7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
-_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep")
+_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
 
 
 def _where(at: tuple[int, int]) -> str:

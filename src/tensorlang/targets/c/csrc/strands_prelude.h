@@ -39,9 +39,9 @@ static inline int64_t tl_idiv(int64_t a, int64_t b, int64_t at) {
 static inline int64_t tl_imod(int64_t a, int64_t b, int64_t at) { if (b == 0) { tl_fail(6, at); return 0; } return b == -1 ? 0 : a % b; }
 static inline int64_t tl_ichk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(2, at); return 0; } return i; }
 static inline int64_t tl_schk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(4, at); return 0; } return i; }
-typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
-static const tl_seq *tl_sq;
-void tl_set_seqs(const tl_seq *s) { tl_sq = s; }
+typedef struct { const double *data; int64_t len; int64_t comps; int64_t kept; } tl_seq;  /* (kept: tl_ar_gkeep's) */
+static tl_seq *tl_sq;
+void tl_set_seqs(tl_seq *s) { tl_sq = s; }
 static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     const tl_seq *q = &tl_sq[k];
     if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
@@ -109,6 +109,12 @@ static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at
     }
     if (!k) { tl_fail(7, at); return 0; }
     memcpy(k->d, tl_ar + b, sizeof(tl_cell) * (size_t)(n * c)); k->n = n; return (int64_t)(intptr_t)k;
+}
+/* a global sequence of any length the global block assigns: kept as reals (as an input's), read as the input was */
+static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t real, int64_t at) {
+    tl_seq *q = &tl_sq[k]; tl_kb *kb = (tl_kb *)(intptr_t)(q->kept = tl_ar_keep(q->kept, b, n, c, at));
+    for (int64_t x = 0; kb && !real && x < kb->n * c; x++) kb->d[x].r = (double)kb->d[x].i;
+    q->data = kb ? &kb->d[0].r : q->data; q->len = kb ? kb->n : 0; return 0;
 }
 /* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */
 #define TL_NCMP(B) static inline int##B##_t tl_nc##B(int64_t b) { return b < INT##B##_MIN ? INT##B##_MIN : b > INT##B##_MAX ? INT##B##_MAX : (int##B##_t)b; } \
