@@ -452,3 +452,78 @@ create_collection { S(i) | i in 0..3 }
 """)
     got, _ = agree(p, {})
     assert got.outputs["y"].tolist() == [7.0, 10.0, 5.0, 6.0]
+
+
+#: a strand's start method: state set once the strand is made, stabilize or die there (the stabilize method runs)
+START_PARTS = [
+    "y = scale * real(i);",
+    "if (i % 3 == 0) stabilize;",
+    "if (i == 4) die;",
+    "hist = hist @ real(i * i);",
+    "n = length(hist) + base;",
+    'print("start ", i, " ", y, "\\n");',
+    "if (y > 2.0) { n = -n; continue; }",
+    "foreach (int k in 0..i) { y += real(k) * 0.5; }",
+]
+START = """#version 2.0
+int base = 0;
+real scale = 1.0;
+initialize {{ base = 3; scale = 0.5 * real(base); }}
+strand S (int i) {{
+  output real y = 0.0;
+  output int n = 0;
+  output real[] hist = {{}};
+  {start_kw} {{ {start} }}
+  update {{
+    n += 1;
+    y = y + real(base);
+    hist = hist @ y;
+    if (n >= i) stabilize;
+  }}
+  {stabilize}
+}}
+{glob}
+create_{how} {{ S(i) | i in 0..7 }}
+"""
+
+
+def _start_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    start = " ".join(rnd.sample(START_PARTS, rnd.randint(2, 5)))
+    return START.format(start_kw=rnd.choice(["start", "initialize"]), start=start, stabilize=rnd.choice(["", "stabilize { y = -y; }"]),
+                        how=rnd.choice(["collection"] if "die" in start else ["collection", "array"]),
+                        glob=rnd.choice([""] if "die" in start else ["", 'update { base += 1; print(base, " ", numActive(), " ", numStable(), " ", '
+                                             'sum { s.y | s in S.all }, "\\n"); }']))
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(10))
+def test_a_strands_start_method_runs_in_c(seed):
+    """(Not where a global block and die make Diderot's permuted order: below.)"""
+    from agreement import same
+    p = _prog(_start_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    agree(p, {}, limit=9)
+    snaps: dict = {"interp": [], "c": []}
+    for be in snaps:
+        p.run({}, backend=be, limit=9, snapshot=3, on_snapshot=lambda k, r, be=be: snaps[be].append((k, r)))
+    assert [k for k, _ in snaps["interp"]] == [k for k, _ in snaps["c"]]
+    for (_, a), (_, b) in zip(snaps["interp"], snaps["c"]):
+        same(a, b)
+
+
+def test_a_start_method_where_strands_run_new_falls_back():
+    text = """#version 2.0
+strand S (int i) { output int a = 0; start { a = i; } update { if (i < 2) new S(i + 5); stabilize; } }
+create_collection { S(i) | i in 0..2 }
+"""
+    ir, why = strand_plan(_prog(text).checked)
+    assert ir is None and "start method" in why
+    text = """#version 2.0
+strand S (int i) { output int a = 0; start { if (i == 1) die; } update { a += 1; stabilize; } }
+global { print(numActive(), "\\n"); }
+create_collection { S(i) | i in 0..2 }
+"""
+    ir, why = strand_plan(_prog(text).checked)
+    assert ir is None and "start method" in why

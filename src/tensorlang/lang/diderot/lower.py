@@ -20,7 +20,7 @@ from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
 from .check import Checked, bulk_synchronous, permuted
-from .types import EMPTY_BOUND, Ty, from_syntax
+from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
 class Unsupported(Exception):
@@ -50,7 +50,8 @@ def _shape(ty: Ty) -> tuple[int, ...]:
     is n items of T's components (the sequence's axis first)."""
     if ty.kind == "seq":
         if ty.n is None or ty.elem is None:
-            raise Unsupported(f"a value of type {ty} (sequences of any length are read from globals only)")
+            raise Unsupported(f"a value of type {ty} here (a sequence of any length is a state variable, local or global's, "
+                              "not an item of another value or another strand's)")
         return (ty.n,) + _shape(ty.elem)
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
@@ -150,7 +151,7 @@ class Lowerer:
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
         #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
         self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
-        self.dstate: dict[str, Any] = {}
+        self.dstate: dict[str, LSeq] = {}
 
     # ---- helpers
     def fresh(self, base: str) -> str:
@@ -366,7 +367,7 @@ class Lowerer:
         if scope == "state":
             if self.where == "global":
                 raise Unsupported("strand state in the global block")
-            return self.dstate[e.name][0] if e.name in self.kept else self.slots("s", e.name, ty)
+            return self.dstate[e.name] if e.name in self.kept else self.slots("s", e.name, ty)
         if scope == "global" and e.name in self.c.globals:
             if ty.kind in ("field", "image", "kernel"):
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
@@ -1016,24 +1017,17 @@ class Lowerer:
 
     def keep(self, name: str, q: LSeq, h, at: tuple[int, int] = S.NOWHERE) -> None:
         """The state's sequence ``name`` (its block ``h``) set to ``q``: its locals and its kept copy."""
-        q, c = self.share_seq(q), _const(max(1, int(np.prod(q.item))), "int")
-        if name in self.dstate:
-            self.emit(S.Set("l", self.dstate[name][1][0], q.base))
-            self.emit(S.Set("l", self.dstate[name][1][1], q.n))
-        else:
-            self.dstate[name] = (q, [q.base.name, q.n.name])
+        q = self.share_seq(q)
+        c, old = _const(max(1, int(np.prod(q.item))), "int"), self.dstate.setdefault(name, q)
+        for x, y in zip((old.base, old.n) if old is not q else (), (q.base, q.n)):
+            self.emit(S.Set("l", x.name, y))
         self.emit(S.Set("s", name, S.Call("tl_ar_keep", (h, q.base, q.n, c), "int", at)))
 
     def load_kept(self) -> None:
         """A method's start: the state's sequences of any length copied into the arena (their locals)."""
-        self.dstate = {}
-        for name, ty in self.kept.items():
-            ety = ty.elem
-            assert ety is not None
-            h, c = S.Ref("s", name, "int"), _const(max(1, _size(ety)), "int")
-            q = LSeq(self.local(S.Call("tl_ar_kget", (h, c), "int")), self.local(S.Call("tl_kp_len", (h,), "int")),
-                     _shape(ety), _scalar(ety))
-            self.dstate[name] = (q, [q.base.name, q.n.name])
+        self.dstate = {name: LSeq(self.local(S.Call("tl_ar_kget", (S.Ref("s", name, "int"), _const(max(1, _size(elem(ty))), "int")), "int")),
+                                  self.local(S.Call("tl_kp_len", (S.Ref("s", name, "int"),), "int")), _shape(elem(ty)), _scalar(elem(ty)))
+                       for name, ty in self.kept.items()}
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
@@ -1301,8 +1295,6 @@ def lower(checked: Checked) -> S.StrandIR:
     if p.start is not None:
         raise Unsupported("a global start block")
     strand = p.strand
-    if any(name in ("start", "initialize") for name, _ in strand.methods):
-        raise Unsupported("a strand's start method")
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
@@ -1320,8 +1312,7 @@ def lower(checked: Checked) -> S.StrandIR:
     create = tuple(L.out)
     L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
-        if sv.name in L.kept:
-            ty = L.kept[sv.name]
+        if (ty := L.kept.get(sv.name)) is not None:
             L.keep(sv.name, L.as_seq(sv.init, ty) if sv.init is not None else L.to_lseq(EMPTY, ty), _const(0, "int"))
         else:
             L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
@@ -1336,6 +1327,9 @@ def lower(checked: Checked) -> S.StrandIR:
         L.stmt(body)
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
+    start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
+    if start and (L.births or L.serial or permuted(checked) or S.nodes(start, S.Reduce, most=0)):
+        raise Unsupported("a strand's start method in a program whose strands run new, are permuted or read other strands")
     global_block = method(p.update, "global")
     if L.counted and L.births:
         raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
@@ -1351,7 +1345,7 @@ def lower(checked: Checked) -> S.StrandIR:
         update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
         tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
         init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
-        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial))
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start))
 
 
 def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
@@ -1359,7 +1353,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     locals of the strand's creation, which then runs the initializers itself: no state row
     is written for them.  Not where strands run ``new`` (a new strand's parameters reach
     ``init`` through its state) or for a position the queries search."""
-    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
+    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or (), ir.start or ())
             for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
             if p not in read and p not in ir.shared and not (p == "pos" or p.startswith("pos."))}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+import weakref
 from typing import Any, Mapping
 
 import numpy as np
@@ -83,7 +84,7 @@ class Renderer:
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if _is_pos(name)}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
-                    for body in (ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
+                    for body in (ir.start, ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
         self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
         # the globals the global block sets: a radius that reads one may change between steps
@@ -469,7 +470,7 @@ class Renderer:
         self.method = method
         args = B.ARGS if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
-        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
+        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0, "start": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
         self.shared_xi = _shared_points(body)
         # a 3-D family's world point and index position, mapped by tl_ahead (the first family's per image)
@@ -495,7 +496,7 @@ class Renderer:
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
                  f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
-        if S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
+        if S.nodes((ir.create, ir.init, ir.start, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
             lines.append(csrc.text("strands_linalg.h"))
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         lines.append(_defines(nbr=max(1, nbr), nbi=max(1, len(ir.params) - nbr)) + csrc.text("strands_births.c"))
@@ -532,6 +533,7 @@ class Renderer:
         skipm, self.bounds = B.skip_max(ir, self.ex) if solo and not any(b.lanes for b in batched) else ([], None)
         lines += skip + skipm
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
+        lines += self.function("tl_start", "start", ir.start, True) if ir.start else []
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
         lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
@@ -541,7 +543,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
@@ -725,7 +727,9 @@ class Run:
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.lib.tl_set_armax(max(1 << 12, memory_budget_bytes() // (16 * self.threads)))  # half the budget: cells of 8 bytes
-        self.lib.tl_kp_clear(max(1 << 12, memory_budget_bytes() // 16))  # (the last run's kept sequences: its outputs were copied)
+        #: the run's kept sequences (tl_kb: their list, cells, most cells), freed with the run
+        self.kp = self.ffi.new("int64_t[3]", [0, 0, max(1 << 12, memory_budget_bytes() // 16)])
+        weakref.finalize(self, self.lib.tl_kp_free, self.kp)
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
@@ -786,6 +790,7 @@ class Run:
                 self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                                    *self._buffers(), err)
                 self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
+                self._active = int(np.count_nonzero(self.status == 0)) if runner.ir.start else n  # (start may stabilize)
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
@@ -796,6 +801,7 @@ class Run:
         self.lib.tl_set_strings(self._texts[1], len(self._texts[0]))
         self.lib.tl_set_fixed(int(FIXED_TEAM))
         self.lib.tl_set_seqs(self.seqs)
+        self.lib.tl_kp_use(self.kp)
 
     def release(self) -> None:
         """The run is over (its outputs copied out): its state arrays serve the next run."""

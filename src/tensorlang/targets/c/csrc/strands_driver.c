@@ -39,6 +39,12 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
             }
             for (int64_t c = s + made > c0 ? s + made : c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
             for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
+#if TL_START  /* the start method, once a strand is made (lower.py: no other strand is read, none made by new) */
+            for (int64_t i = row * cols + c0; i < row * cols + c0 + m; i++) {
+                int r = tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                if (r) status[i] = (int8_t)r;
+            }
+#endif
             if (tl_err_any) tl_claim(0, row * cols + c0);
         }
     }

@@ -85,27 +85,25 @@ static int64_t tl_ar_cat(int64_t a, int64_t na, int64_t b, int64_t nb, int64_t c
     memcpy(tl_ar + r + la, tl_ar + b, sizeof(tl_cell) * (size_t)lb); return r;
 }
 /* a sequence of any length kept in the strand state or a global across steps: its own block (the slot holds its
-   address, 0: empty), copied from and into the arena (tl_ar_kget, tl_ar_keep); the blocks of a run in one list,
-   freed by the next run (tl_kp_clear), their cells within tl_kp_max (the memory budget's half: else error 7) */
+   address, 0: empty), copied from and into the arena (tl_ar_kget, tl_ar_keep); the blocks of a run in its list
+   (tl_kp: the first block, the cells taken, the most cells: the memory budget's half, else error 7; the run's) */
 typedef struct tl_kb { struct tl_kb *next; int64_t n, cap; tl_cell *d; } tl_kb;
-static tl_kb *tl_kp_all; static int64_t tl_kp_cells, tl_kp_max = (int64_t)1 << 24;
-void tl_kp_clear(int64_t m) { for (tl_kb *k = tl_kp_all, *x; k; k = x) { x = k->next; free(k->d); free(k); } tl_kp_all = 0; tl_kp_cells = 0; tl_kp_max = m; }
+static int64_t *tl_kp;
+void tl_kp_use(int64_t *kp) { tl_kp = kp; }
+void tl_kp_free(int64_t *kp) { for (tl_kb *k = (tl_kb *)(intptr_t)kp[0], *x; k; k = x) { x = k->next; free(k->d); free(k); } kp[0] = kp[1] = 0; }
 int64_t tl_kp_len(int64_t h) { return h ? ((tl_kb *)(intptr_t)h)->n : 0; }
-void tl_kp_copy(int64_t h, int64_t c, void *out) { if (h) memcpy(out, ((tl_kb *)(intptr_t)h)->d, sizeof(tl_cell) * (size_t)(tl_kp_len(h) * c)); }
+void tl_kp_copy(int64_t h, int64_t c, void *out) { if (tl_kp_len(h)) memcpy(out, ((tl_kb *)(intptr_t)h)->d, sizeof(tl_cell) * (size_t)(tl_kp_len(h) * c)); }
 static int64_t tl_ar_kget(int64_t h, int64_t c, int64_t at) {  /* h's items (of c cells) at the arena's top */
-    int64_t n = tl_kp_len(h), b = tl_ar_new(n, c, at);
-    if (b >= 0 && n) memcpy(tl_ar + b, ((tl_kb *)(intptr_t)h)->d, sizeof(tl_cell) * (size_t)(n * c));
-    return b;
-}
+    int64_t b = tl_ar_new(tl_kp_len(h), c, at); if (b >= 0) tl_kp_copy(h, c, tl_ar + b); return b; }
 static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at) {  /* h holding n items from b */
     tl_kb *k = (tl_kb *)(intptr_t)h;
     if (n <= 0 || !tl_ar_ok(b, n * c - 1)) { if (k) k->n = 0; return h; }  /* (cells refused: the error is up) */
-    if (!k && (k = calloc(1, sizeof(tl_kb)))) { k->next = __atomic_load_n(&tl_kp_all, __ATOMIC_RELAXED);
-        while (!__atomic_compare_exchange_n(&tl_kp_all, &k->next, k, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} }
+    if (!k && (k = calloc(1, sizeof(tl_kb)))) { int64_t old = __atomic_load_n(&tl_kp[0], __ATOMIC_RELAXED);
+        do k->next = (tl_kb *)(intptr_t)old; while (!__atomic_compare_exchange_n(&tl_kp[0], &old, (int64_t)(intptr_t)k, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); }
     if (k && n * c > k->cap) {
         int64_t cap = n * c > 2 * k->cap ? n * c : 2 * k->cap;
-        tl_cell *d = __atomic_add_fetch(&tl_kp_cells, cap - k->cap, __ATOMIC_RELAXED) <= tl_kp_max ? realloc(k->d, sizeof(tl_cell) * (size_t)cap) : 0;
-        if (d) { k->d = d; k->cap = cap; } else { __atomic_sub_fetch(&tl_kp_cells, cap - k->cap, __ATOMIC_RELAXED); k->n = 0; tl_fail(7, at); return (int64_t)(intptr_t)k; }
+        tl_cell *d = __atomic_add_fetch(&tl_kp[1], cap - k->cap, __ATOMIC_RELAXED) <= tl_kp[2] ? realloc(k->d, sizeof(tl_cell) * (size_t)cap) : 0;
+        if (d) { k->d = d; k->cap = cap; } else { __atomic_sub_fetch(&tl_kp[1], cap - k->cap, __ATOMIC_RELAXED); k->n = 0; tl_fail(7, at); return (int64_t)(intptr_t)k; }
     }
     if (!k) { tl_fail(7, at); return 0; }
     memcpy(k->d, tl_ar + b, sizeof(tl_cell) * (size_t)(n * c)); k->n = n; return (int64_t)(intptr_t)k;
