@@ -454,7 +454,8 @@ create_collection { S(i) | i in 0..3 }
     assert got.outputs["y"].tolist() == [7.0, 10.0, 5.0, 6.0]
 
 
-#: a strand's start method: state set once the strand is made, stabilize or die there (the stabilize method runs)
+#: a strand's start method: state set once the strand is made, stabilize or die there (the stabilize method runs);
+#: the global start block before it (its stabilize does nothing)
 START_PARTS = [
     "y = scale * real(i);",
     "if (i % 3 == 0) stabilize;",
@@ -483,6 +484,7 @@ strand S (int i) {{
   {stabilize}
 }}
 {glob}
+{gstart}
 create_{how} {{ S(i) | i in 0..7 }}
 """
 
@@ -493,6 +495,8 @@ def _start_variant(seed: int) -> str:
     start = " ".join(rnd.sample(START_PARTS, rnd.randint(2, 5)))
     return START.format(start_kw=rnd.choice(["start", "initialize"]), start=start, stabilize=rnd.choice(["", "stabilize { y = -y; }"]),
                         how=rnd.choice(["collection"] if "die" in start else ["collection", "array"]),
+                        gstart=rnd.choice(["", 'start { base = base * 2; scale = -scale; print("gstart ", numActive(), " ", base, "\\n"); }',
+                                           "start { if (base > 2) { base = 1; stabilize; } scale += 1.0; }"]),
                         glob=rnd.choice([""] if "die" in start else ["", 'update { base += 1; print(base, " ", numActive(), " ", numStable(), " ", '
                                              'sum { s.y | s in S.all }, "\\n"); }']))
 

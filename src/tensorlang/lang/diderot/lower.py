@@ -1292,8 +1292,6 @@ def lower(checked: Checked) -> S.StrandIR:
     """The strand IR of a typed program, or :class:`Unsupported` with the reason."""
     p = checked.program
     L = Lowerer(checked)
-    if p.start is not None:
-        raise Unsupported("a global start block")
     strand = p.strand
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
@@ -1328,13 +1326,14 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
-    if start and (L.births or L.serial or permuted(checked) or S.nodes(start, S.Reduce, most=0)):
-        raise Unsupported("a strand's start method in a program whose strands run new, are permuted or read other strands")
+    if (start or p.start) and (L.births or L.serial or permuted(checked) or S.nodes(start or (), S.Reduce, most=0)):
+        raise Unsupported("a start method or block in a program whose strands run new, are permuted or read other strands")
+    gstart = method(p.start, "global")
     global_block = method(p.update, "global")
     if L.counted and L.births:
         raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
-        written = {st.name.partition(".")[0] for st in S.nodes((global_block, method(p.initialize, "global")), S.Set) if st.space == "g"}
+        written = {st.name.partition(".")[0] for st in S.nodes((global_block, gstart, method(p.initialize, "global")), S.Set) if st.space == "g"}
     if written & L.field_reads:
         raise Unsupported(f"a field defined with a global the global or initialize block assigns "
                           f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
@@ -1345,7 +1344,7 @@ def lower(checked: Checked) -> S.StrandIR:
         update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
         tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
         init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
-        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start))
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start, gstart))
 
 
 def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
@@ -1353,7 +1352,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     locals of the strand's creation, which then runs the initializers itself: no state row
     is written for them.  Not where strands run ``new`` (a new strand's parameters reach
     ``init`` through its state) or for a position the queries search."""
-    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or (), ir.start or ())
+    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or (), ir.start or (), ir.global_start or ())
             for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
             if p not in read and p not in ir.shared and not (p == "pos" or p.startswith("pos."))}

@@ -84,7 +84,7 @@ class Renderer:
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if _is_pos(name)}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
-                    for body in (ir.start, ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
+                    for body in (ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
         self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
         # the globals the global block sets: a radius that reads one may change between steps
@@ -496,7 +496,7 @@ class Renderer:
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
                  f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
-        if S.nodes((ir.create, ir.init, ir.start, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
+        if S.nodes((ir.create, ir.init, ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
             lines.append(csrc.text("strands_linalg.h"))
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         lines.append(_defines(nbr=max(1, nbr), nbi=max(1, len(ir.params) - nbr)) + csrc.text("strands_births.c"))
@@ -534,6 +534,7 @@ class Renderer:
         lines += skip + skipm
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         lines += self.function("tl_start", "start", ir.start, True) if ir.start else []
+        lines += self.function("tl_gstart", "global", ir.global_start, False) if ir.global_start else []
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
         lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
@@ -543,7 +544,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(start=int(bool(ir.start)), has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
@@ -790,7 +791,10 @@ class Run:
                 self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                                    *self._buffers(), err)
                 self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
-                self._active = int(np.count_nonzero(self.status == 0)) if runner.ir.start else n  # (start may stabilize)
+                if runner.ir.start or runner.ir.global_start:  # (start methods may stabilize or kill)
+                    self.lib.tl_begin(self.n, *self._buffers()[:-1], err, self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive))
+                    self._check(err)
+                    self._active = int(np.count_nonzero(self.status == 0))
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
