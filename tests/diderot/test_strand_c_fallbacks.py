@@ -531,3 +531,43 @@ create_collection { S(i) | i in 0..2 }
 """
     ir, why = strand_plan(_prog(text).checked)
     assert ir is None and "start method" in why
+
+
+NESTED = """#version 2.0
+input real r = 1.6;
+input real r2 = 1.1;
+strand S (int i) {{
+  vec2 pos = [real(i % 4) + 0.1 * real(i / 4), real(i / 4)];
+  output real near = 0.0;
+  output int cnt = 0;
+  int t = 0;
+  update {{
+    foreach (S a in sphere(r)) {{
+      {inner}
+    }}
+    t += 1;
+    {move}
+    if (t > 2) stabilize;
+  }}
+}}
+{glob}
+create_collection {{ S(i) | i in 0..11 }}
+"""
+NESTED_INNER = [
+    "foreach (S b in sphere(r2)) { near += |a.pos - b.pos| + 0.01 * real(cnt); cnt += 1; }",
+    "near += sum { |b.pos - pos| | b in sphere(r2) } - a.near; cnt += sum { 1 | b in sphere(r2) };",
+    "foreach (S b in sphere(a.pos, r2)) { near += b.near * 0.5 - a.near; cnt += 1; }",
+    "real[] ds = {}; foreach (S b in sphere(r2)) { ds = ds @ |b.pos - a.pos|; } near += max { d | d in ds } if length(ds) > 0 else -1.0;",
+]
+
+
+@needs_cc
+@pytest.mark.parametrize("inner", NESTED_INNER)
+@pytest.mark.parametrize("move, glob", [("", ""), ("pos = pos + [0.05 * near, -0.02 * real(cnt)];", ""),
+                                        ("", 'update { print(sum { s.near | s in S.all }, "\\\\n"); }')])
+def test_a_sphere_query_inside_another_runs_in_c(inner, move, glob):
+    """Its neighbours read in C as j1 (space m), the outer query's copied into the arena first."""
+    p = _prog(NESTED.format(inner=inner, move=move, glob=glob))
+    assert strand_plan(p.checked)[1] is None
+    for r, r2 in ((1.6, 1.1), (0.9, 3.0), (3.0, 0.5)):
+        agree(p, {"r": r, "r2": r2})

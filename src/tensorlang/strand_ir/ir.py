@@ -23,7 +23,7 @@ class Const:
 
 @dataclass(frozen=True)
 class Ref:
-    space: str  # g s o l
+    space: str  # g s o l, n (a query's neighbour), m (the neighbour of a query inside it)
     name: str
     ty: str
 

@@ -136,7 +136,7 @@ class Lowerer:
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
-        self.in_sphere = False
+        self.in_sphere = 0  # the sphere queries around the statement (at most 2: the inner one's neighbour in space m)
         self.births = False
         self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
@@ -667,8 +667,8 @@ class Lowerer:
         strand's ``pos``; the grid's cell size: docs/diderot-compiled.md)."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
-        if self.in_sphere:
-            raise Unsupported("a sphere query inside another")
+        if self.in_sphere == 2:
+            raise Unsupported("a sphere query inside two others")
         pos = self.c.state.get("pos")
         if pos is None or pos.kind != "tensor" or pos.shape not in ((), (1,), (2,), (3,)):
             raise Unsupported("sphere queries without a real or vec1..vec3 pos")
@@ -678,8 +678,8 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        with self.setting(in_sphere=True):
-            return (*self.bound(var, lambda: "neighbour", fn, forget=True), radius, center)
+        with self.setting(in_sphere=self.in_sphere + 1):  # (the inner query's neighbour: space m, C's j1)
+            return (*self.bound(var, lambda: "neighbour" * self.in_sphere, fn, forget=True), radius, center)
 
     def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
         """``sub(fn)`` with ``var`` bound to ``binding()`` (lowered inside; ``forget``: the
@@ -782,8 +782,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if what in ("strand", "neighbour"):
-                return self.slots("o" if what == "strand" else "n", e.name, self.c.state[e.name])
+            if what in ("strand", "neighbour", "neighbourneighbour"):
+                return self.slots({"strand": "o", "neighbour": "n"}.get(what, "m"), e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves

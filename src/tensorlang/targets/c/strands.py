@@ -101,6 +101,7 @@ class Renderer:
                                                         and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
         self.sites = {id(q): v for v, q in enumerate(q for q in queries if q.which == "sphere")}
+        self.inner = 0  # rendering a sphere query's body (a query there: its neighbour is j1)
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -156,8 +157,8 @@ class Renderer:
         if space == "g":
             return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
-        at = "j" if space in ("n", "o") else "i"
-        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space == "n" else arr
+        at = {"n": "j", "o": "j", "m": "j1"}.get(space, "i")
+        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space in ("n", "m") else arr
         return self.cell(arr, k, base, "n", at)
 
     def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
@@ -251,7 +252,12 @@ class Renderer:
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
                         f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
-            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = nb_[q_] + base_; (void)j;"]
+            nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), "j1" if self.inner else "j"
+            if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
+                out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0); nn_ = ab_ < 0 ? 0 : nn_;",
+                        f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
+            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
+                    f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
@@ -261,7 +267,9 @@ class Renderer:
                         f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
             else:
                 out += [f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
+        self.inner += s.which == "sphere"
         out += self.stmts(s.body, inner)
+        self.inner -= s.which == "sphere"
         if s.op in _FOLDS:
             out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
         out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
@@ -454,7 +462,7 @@ class Renderer:
         """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
         the rows other strands read and the positions; where no strand moves, the positions
         once per call (they do not change)."""
-        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
+        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space in ("n", "m")} | set(self.ir.shared)
         pos = set(self.pos_slots())
         out = [f"tl_RP = {'R' if self.still else 'tl_R0'};"] if self.ir.sphere is not None else []
         for name in sorted((read | pos) - (pos if self.still else set()), key=lambda nm: self.state[nm]):
@@ -482,7 +490,8 @@ class Renderer:
             args += ", tl_bk *bk_"
         lines = [f"static int {name}({'const int64_t *its, ' * its}{args}) {{"] + [
             f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};" for k, it in enumerate(self.ir.iters) if its]
-        arena = any(c.fn.startswith("tl_ar_") for c in S.nodes(body, S.Call))  # (a method's sequences: from an empty arena)
+        arena = any(c.fn.startswith("tl_ar_") for c in S.nodes(body, S.Call)) or any(  # (a method's sequences, a query's
+            q.which == "sphere" and S.nodes(q.body, S.Reduce) for q in S.nodes(body, S.Reduce))  # within another's: from an empty arena)
         lines += decls + ["    tl_ar_top = 0;"] * arena + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
