@@ -138,17 +138,19 @@ def test_what_the_compiled_path_does_not_cover_falls_back_with_a_reason():
 strand s (int i) {
    vec2 pos = [real(i), 0];
    output real x = i;
-   update { x = sum { sum { 1.0 | Q in sphere(1.5) } | P in sphere(1.5) }; print("hi\\n"); stabilize; }
+   update { x = sum { sum { sum { 1.0 | R in sphere(1.5) } | Q in sphere(1.5) } | P in sphere(1.5) }; print("hi\\n"); stabilize; }
 }
 initially [ s(i) | i in 0..2 ];
 """
+    two = program(text.replace("sum { sum { 1.0 | R in sphere(1.5) } | Q in sphere(1.5) }", "sum { 1.0 | Q in sphere(1.5) }"))
+    assert two.run({}, backend="c").outputs["x"].tolist() == [1, 4, 1]  # (a query inside another: C)
     p = program(text)
     res = p.run({})
-    assert res.printed == "hi\nhi\nhi\n" and "inside another" in (p.executor_note or "")
-    assert res.outputs["x"].tolist() == [1, 4, 1]
+    assert res.printed == "hi\nhi\nhi\n" and "inside two others" in (p.executor_note or "")
+    assert res.outputs["x"].tolist() == [1, 8, 1]
     with pytest.raises(TensorLangError) as info:
         p.run({}, backend="c")
-    assert info.value.code == "backend" and "inside another" in info.value.message
+    assert info.value.code == "backend" and "inside two others" in info.value.message
 
 
 @needs_cc

@@ -115,7 +115,7 @@ def test_no_c_compiler_is_an_intended_fallback_and_says_so(monkeypatch):
 def test_an_unsupported_program_names_what_c_lacks(monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     monkeypatch.setitem(strand_ir.UNAVAILABLE, "c", lambda: None)
-    text = HERON.replace("real root = val;", "real root = val; real{} seen = {};")  # (a sequence of any length in the state)
+    text = HERON.replace("real root = val;", "real root = val; real{}{} seen = {};")  # (a sequence of sequences in the state)
     p = tl.compile(text, lang="diderot")
     with pytest.warns(InterpreterFallbackWarning, match="ran in the interpreter, not in C: the C executor "):
         p()

@@ -290,3 +290,284 @@ create_collection { S(i) | i in 0..3 }
 """
     got, _ = agree(_prog(text), {})
     assert got.outputs["n"].tolist() == [1, 1, 1, 1]
+
+
+#: statements over the state's sequences of any length (outputs and not): kept across steps, read, reset, grown
+KEPT_PARTS = [
+    "hist = hist @ (real(t) * 0.5 - real(i));",
+    "hist = real(t * t) @ hist;",
+    "if (t % 2 == i % 2) { hist = hist @ {real(t), -1.0}; }",
+    "ks = ks @ (t * i - 3);",
+    "vs = vs @ [real(t), real(length(hist))];",
+    "hist = { h + 1.0 | h in hist };",
+    "if (length(ks) > 2) { ks = { k / 2 | k in ks }; }",
+    "bs = { h > 1.0 | h in hist };",
+    "if (length(hist) > 5) { hist = {}; }",
+    "tmp = hist; hist = ks2r(ks); ks = { i + length(tmp) | x in tmp };",
+    "u += sum { h | h in hist } + real(length(vs));",
+    "foreach (vec2 v in vs) { u += v[0] - 0.25 * v[1]; }",
+    'print(i, " ", t, " ", hist, " ", ks, " ", bs, "\\n");',
+    "if (i == 1 && t == 2) new S(i + 7);",
+]
+KEPT = """#version 2.0
+function real[] ks2r(int[] ks) = {{ real(k) | k in ks }};
+strand S (int i) {{
+  output real[] hist = {init};
+  output int[] ks = {{i}};
+  output vec2{{}} vs = {{}};
+  output bool[] bs = {{}};
+  output real u = 0.0;
+  real[] tmp = {{}};
+  int t = 0;
+  update {{
+    t += 1;
+    {body}
+    {stab}
+  }}
+  {stabilize}
+}}
+create_collection {{ S(i) | i in 0..3 }}
+"""
+
+
+def _kept_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    body = " ".join(rnd.sample(KEPT_PARTS, rnd.randint(3, 7)))
+    stab = rnd.choice(["if (t > 2) stabilize;", "if (t > i + 1) stabilize;", "if (i == 2 && t == 2) die; if (t > 3) stabilize;",
+                       "if (t > 2) u += hist[length(hist) - 1 - i]; if (t > 3) stabilize;"])  # (past the start: error[input])
+    stabilize = rnd.choice(["", "stabilize { hist = hist @ u; ks = {}; }", "stabilize { u = real(length(hist) + length(vs)); }"])
+    return KEPT.format(body=body, stab=stab, stabilize=stabilize, init=rnd.choice(["{}", "{real(i)}", "{ real(k) | k in 0..i }"]))
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(12))
+def test_sequences_of_any_length_in_the_state_and_outputs_run_in_c(seed):
+    """Kept across steps (each strand's block), stable strands keep theirs, new ones get theirs, snapshots
+    read them as they were; outputs of reals, ints, vectors and bools as the interpreter gives them."""
+    from tensorlang.errors import TensorLangError
+    from agreement import same
+    p = _prog(_kept_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    try:
+        want = p.run({}, backend="interp", limit=6)
+    except TensorLangError as exc:  # an index past a sequence's start: the same error from C
+        with pytest.raises(TensorLangError) as info:
+            p.run({}, backend="c", limit=6)
+        assert (info.value.code, str(info.value)) == (exc.code, str(exc))
+        return
+    got, _ = agree(p, {}, limit=6)
+    assert got.outputs.keys() == want.outputs.keys()
+    snaps: dict = {"interp": [], "c": []}
+    for be in snaps:
+        p.run({}, backend=be, limit=6, snapshot=2, on_snapshot=lambda k, r, be=be: snaps[be].append((k, r)), threads=2)
+    assert [k for k, _ in snaps["interp"]] == [k for k, _ in snaps["c"]]
+    for (_, a), (_, b) in zip(snaps["interp"], snaps["c"]):
+        same(a, b)
+
+
+@needs_cc
+def test_the_states_sequences_past_the_memory_budget_are_refused_clearly(monkeypatch):
+    """Each strand's kept block counts: past half the budget, error[too-large] at the assignment (the
+    interpreter bounds each sequence alone: it runs this)."""
+    from tensorlang.errors import TensorLangError
+    p = _prog("""#version 2.0
+strand S (int i) { output real[] h = {1.0}; int t = 0; update { h = h @ h; t += 1; if (t >= 14) stabilize; } }
+create_collection { S(i) | i in 0..99 }
+""")
+    assert [len(h) for h in p.run({}, backend="c", threads=2).outputs["h"]] == [2 ** 14] * 100
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 24))  # 2^20 cells kept in all: 100 strands of 2^14 take more
+    with pytest.raises(TensorLangError, match="the strands' state") as info:
+        p.run({}, backend="c")
+    assert info.value.code == "too-large" and "2:65" in str(info.value)
+
+
+#: a global sequence of any length the global block (or the initialize block) assigns, grows, resets; the strands read it
+GSEQ_PARTS = [
+    "hist = hist @ (mean { s.y | s in S.all });",
+    "ks = ks @ numActive();",
+    "if (length(hist) > 3) { hist = { h * 0.5 | h in hist }; }",
+    "vs = vs @ [real(length(ks)), max { s.y | s in S.all }];",
+    "if (length(ks) > 2) { ks = {}; }",
+    'print(length(hist), " ", hist, " ", ks, " ", vs, "\\n");',
+    "hist = {1.0, -2.0} @ hist;",
+]
+GSEQ = """#version 2.0
+input real{{}} xs = {{0.5, -1.0}};
+real[] hist = xs;
+int[] ks = {{}};
+vec2[] vs = {{}};
+initialize {{ {init} }}
+strand S (int i) {{
+  output real y = 0.0;
+  int t = 0;
+  update {{
+    t += 1;
+    y += {read};
+    foreach (int k in ks) {{ y += real(k) * 0.125; }}
+    foreach (vec2 v in vs) {{ y -= v[0] - v[1]; }}
+    if (t == {steps}) stabilize;
+  }}
+}}
+update {{ {body} }}
+create_collection {{ S(i) | i in 0..3 }}
+"""
+
+
+def _gseq_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    return GSEQ.format(body=" ".join(rnd.sample(GSEQ_PARTS, rnd.randint(2, 5))), steps=rnd.randint(2, 5),
+                       init=rnd.choice(["", "hist = hist @ 2.0;", "ks = {1, 2} @ ks; hist = {};"]),
+                       read=rnd.choice(["hist[length(hist) - 1] + real(i)", "sum { h | h in hist }",
+                                        "hist[i] if i < length(hist) else -1.0", "hist[i]"]))  # (hist[i]: past its end: error[input])
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(10))
+def test_a_global_sequence_the_global_block_assigns_runs_in_c(seed):
+    from tensorlang.errors import TensorLangError
+    p = _prog(_gseq_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    for xs in ([0.5, -1.0], [], [3.0, 1.0, 4.0, 1.0, 5.0]):
+        try:
+            want = p.run({"xs": xs}, backend="interp", limit=6)
+        except TensorLangError as exc:
+            with pytest.raises(TensorLangError) as info:
+                p.run({"xs": xs}, backend="c", limit=6)
+            assert (info.value.code, str(info.value)) == (exc.code, str(exc))
+            continue
+        got, _ = agree(p, {"xs": xs}, limit=6)
+        assert got.printed == want.printed
+
+
+@needs_cc
+def test_an_initialize_block_appending_to_a_global_sequence_runs_in_c():
+    """It fell back, its reason a value of a type the strands read (review): it runs in Python before the strands."""
+    p = _prog("""#version 2.0
+real[] hist = {1.0};
+initialize { hist = hist @ 2.0; hist = { h * 3.0 | h in hist } @ hist; }
+strand S (int i) { output real y = 0.0; update { y = hist[i] + real(length(hist)); stabilize; } }
+create_collection { S(i) | i in 0..3 }
+""")
+    got, _ = agree(p, {})
+    assert got.outputs["y"].tolist() == [7.0, 10.0, 5.0, 6.0]
+
+
+#: a strand's start method: state set once the strand is made, stabilize or die there (the stabilize method runs);
+#: the global start block before it (its stabilize does nothing)
+START_PARTS = [
+    "y = scale * real(i);",
+    "if (i % 3 == 0) stabilize;",
+    "if (i == 4) die;",
+    "hist = hist @ real(i * i);",
+    "n = length(hist) + base;",
+    'print("start ", i, " ", y, "\\n");',
+    "if (y > 2.0) { n = -n; continue; }",
+    "foreach (int k in 0..i) { y += real(k) * 0.5; }",
+]
+START = """#version 2.0
+int base = 0;
+real scale = 1.0;
+initialize {{ base = 3; scale = 0.5 * real(base); }}
+strand S (int i) {{
+  output real y = 0.0;
+  output int n = 0;
+  output real[] hist = {{}};
+  {start_kw} {{ {start} }}
+  update {{
+    n += 1;
+    y = y + real(base);
+    hist = hist @ y;
+    if (n >= i) stabilize;
+  }}
+  {stabilize}
+}}
+{glob}
+{gstart}
+create_{how} {{ S(i) | i in 0..7 }}
+"""
+
+
+def _start_variant(seed: int) -> str:
+    import random
+    rnd = random.Random(seed)
+    start = " ".join(rnd.sample(START_PARTS, rnd.randint(2, 5)))
+    return START.format(start_kw=rnd.choice(["start", "initialize"]), start=start, stabilize=rnd.choice(["", "stabilize { y = -y; }"]),
+                        how=rnd.choice(["collection"] if "die" in start else ["collection", "array"]),
+                        gstart=rnd.choice(["", 'start { base = base * 2; scale = -scale; print("gstart ", numActive(), " ", base, "\\n"); }',
+                                           "start { if (base > 2) { base = 1; stabilize; } scale += 1.0; }"]),
+                        glob=rnd.choice([""] if "die" in start else ["", 'update { base += 1; print(base, " ", numActive(), " ", numStable(), " ", '
+                                             'sum { s.y | s in S.all }, "\\n"); }']))
+
+
+@needs_cc
+@pytest.mark.parametrize("seed", range(10))
+def test_a_strands_start_method_runs_in_c(seed):
+    """(Not where a global block and die make Diderot's permuted order: below.)"""
+    from agreement import same
+    p = _prog(_start_variant(seed))
+    assert strand_plan(p.checked)[1] is None
+    agree(p, {}, limit=9)
+    snaps: dict = {"interp": [], "c": []}
+    for be in snaps:
+        p.run({}, backend=be, limit=9, snapshot=3, on_snapshot=lambda k, r, be=be: snaps[be].append((k, r)))
+    assert [k for k, _ in snaps["interp"]] == [k for k, _ in snaps["c"]]
+    for (_, a), (_, b) in zip(snaps["interp"], snaps["c"]):
+        same(a, b)
+
+
+def test_a_start_method_where_strands_run_new_falls_back():
+    text = """#version 2.0
+strand S (int i) { output int a = 0; start { a = i; } update { if (i < 2) new S(i + 5); stabilize; } }
+create_collection { S(i) | i in 0..2 }
+"""
+    ir, why = strand_plan(_prog(text).checked)
+    assert ir is None and "start method" in why
+    text = """#version 2.0
+strand S (int i) { output int a = 0; start { if (i == 1) die; } update { a += 1; stabilize; } }
+global { print(numActive(), "\\n"); }
+create_collection { S(i) | i in 0..2 }
+"""
+    ir, why = strand_plan(_prog(text).checked)
+    assert ir is None and "start method" in why
+
+
+NESTED = """#version 2.0
+input real r = 1.6;
+input real r2 = 1.1;
+strand S (int i) {{
+  vec2 pos = [real(i % 4) + 0.1 * real(i / 4), real(i / 4)];
+  output real near = 0.0;
+  output int cnt = 0;
+  int t = 0;
+  update {{
+    foreach (S a in sphere(r)) {{
+      {inner}
+    }}
+    t += 1;
+    {move}
+    if (t > 2) stabilize;
+  }}
+}}
+{glob}
+create_collection {{ S(i) | i in 0..11 }}
+"""
+NESTED_INNER = [
+    "foreach (S b in sphere(r2)) { near += |a.pos - b.pos| + 0.01 * real(cnt); cnt += 1; }",
+    "near += sum { |b.pos - pos| | b in sphere(r2) } - a.near; cnt += sum { 1 | b in sphere(r2) };",
+    "foreach (S b in sphere(a.pos, r2)) { near += b.near * 0.5 - a.near; cnt += 1; }",
+    "real[] ds = {}; foreach (S b in sphere(r2)) { ds = ds @ |b.pos - a.pos|; } near += max { d | d in ds } if length(ds) > 0 else -1.0;",
+]
+
+
+@needs_cc
+@pytest.mark.parametrize("inner", NESTED_INNER)
+@pytest.mark.parametrize("move, glob", [("", ""), ("pos = pos + [0.05 * near, -0.02 * real(cnt)];", ""),
+                                        ("", 'update { print(sum { s.near | s in S.all }, "\\\\n"); }')])
+def test_a_sphere_query_inside_another_runs_in_c(inner, move, glob):
+    """Its neighbours read in C as j1 (space m), the outer query's copied into the arena first."""
+    p = _prog(NESTED.format(inner=inner, move=move, glob=glob))
+    assert strand_plan(p.checked)[1] is None
+    for r, r2 in ((1.6, 1.1), (0.9, 3.0), (3.0, 0.5)):
+        agree(p, {"r": r, "r2": r2})

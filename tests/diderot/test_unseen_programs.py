@@ -30,9 +30,8 @@ from unseen_inputs import PROGRAMS, STORED, args, make, outputs
 
 EXPECTED = json.loads(STORED.read_text())
 NAMES = sorted(EXPECTED)
-#: the programs the C executor leaves to the interpreter (sequences of any length in strand state or assigned globals, start methods)
-INTERP_ONLY = {"u17_v1coll", "u21_seqs", "u28_startinit", "u41_seqoutputs", "u60_basis2",
-               "u131_globalseqgrow"}
+#: the programs the C executor leaves to the interpreter (none now: docs/diderot-compiled.md, "What runs in C")
+INTERP_ONLY: set[str] = set()
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
 

@@ -23,7 +23,7 @@ class Const:
 
 @dataclass(frozen=True)
 class Ref:
-    space: str  # g s o l
+    space: str  # g s o l, n (a query's neighbour), m (the neighbour of a query inside it)
     name: str
     ty: str
 
@@ -217,6 +217,8 @@ class StrandIR:
     shared: tuple[str, ...] = ()
     seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
     serial: bool = False
+    start: tuple[Stmt, ...] | None = None  # the start method: once a strand is made, before the first step (no new)
+    global_start: tuple[Stmt, ...] | None = None  # the global start block: after creation, before the start methods
 
     def show(self) -> str:
         return show(self)
@@ -309,7 +311,7 @@ def show(p: StrandIR) -> str:
     lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
     lines += [f"seq{i} {q.name}: {q.ty} × {q.comps}" for i, q in enumerate(p.seqs)]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
-    blocks = (f"create ({', '.join(p.iters)})", p.create), ("init", p.init), ("update", p.update), \
+    blocks = (f"create ({', '.join(p.iters)})", p.create), ("init", p.init), ("start", p.start), ("global start", p.global_start), ("update", p.update), \
         ("stabilize", p.stabilize), ("global", p.global_block)
     lines += [f"{name}:\n{block_text(body)}" for name, body in blocks if body is not None]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
 from .check import Checked, bulk_synchronous, permuted
-from .types import EMPTY_BOUND, Ty, from_syntax
+from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
 class Unsupported(Exception):
@@ -50,7 +50,8 @@ def _shape(ty: Ty) -> tuple[int, ...]:
     is n items of T's components (the sequence's axis first)."""
     if ty.kind == "seq":
         if ty.n is None or ty.elem is None:
-            raise Unsupported(f"a value of type {ty} (sequences of any length are read from globals only)")
+            raise Unsupported(f"a value of type {ty} here (a sequence of any length is a state variable, local or global's, "
+                              "not an item of another value or another strand's)")
         return (ty.n,) + _shape(ty.elem)
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
@@ -135,7 +136,7 @@ class Lowerer:
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
-        self.in_sphere = False
+        self.in_sphere = 0  # the sphere queries around the statement (at most 2: the inner one's neighbour in space m)
         self.births = False
         self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
@@ -148,6 +149,9 @@ class Lowerer:
         self.serial = False  # a strand method counts the strands
         self.counted = False  # a state initializer counts the strands made before it
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
+        #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
+        self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
+        self.dstate: dict[str, LSeq] = {}
 
     # ---- helpers
     def fresh(self, base: str) -> str:
@@ -363,7 +367,7 @@ class Lowerer:
         if scope == "state":
             if self.where == "global":
                 raise Unsupported("strand state in the global block")
-            return self.slots("s", e.name, ty)
+            return self.dstate[e.name] if e.name in self.kept else self.slots("s", e.name, ty)
         if scope == "global" and e.name in self.c.globals:
             if ty.kind in ("field", "image", "kernel"):
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
@@ -663,8 +667,8 @@ class Lowerer:
         strand's ``pos``; the grid's cell size: docs/diderot-compiled.md)."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
-        if self.in_sphere:
-            raise Unsupported("a sphere query inside another")
+        if self.in_sphere == 2:
+            raise Unsupported("a sphere query inside two others")
         pos = self.c.state.get("pos")
         if pos is None or pos.kind != "tensor" or pos.shape not in ((), (1,), (2,), (3,)):
             raise Unsupported("sphere queries without a real or vec1..vec3 pos")
@@ -674,8 +678,8 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        with self.setting(in_sphere=True):
-            return (*self.bound(var, lambda: "neighbour", fn, forget=True), radius, center)
+        with self.setting(in_sphere=self.in_sphere + 1):  # (the inner query's neighbour: space m, C's j1)
+            return (*self.bound(var, lambda: "neighbour" * self.in_sphere, fn, forget=True), radius, center)
 
     def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
         """``sub(fn)`` with ``var`` bound to ``binding()`` (lowered inside; ``forget``: the
@@ -778,8 +782,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if what in ("strand", "neighbour"):
-                return self.slots("o" if what == "strand" else "n", e.name, self.c.state[e.name])
+            if what in ("strand", "neighbour", "neighbourneighbour"):
+                return self.slots({"strand": "o", "neighbour": "n"}.get(what, "m"), e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
@@ -986,6 +990,13 @@ class Lowerer:
                 self.emit(S.Set("l", names[0], q.base))
                 self.emit(S.Set("l", names[1], q.n))
                 return
+        elif scope == "state" and s.name in self.kept:
+            return self.keep(s.name, self.as_seq(s.value, self.kept[s.name]), S.Ref("s", s.name, "int"), _at(s))
+        elif scope == "global" and _dynamic(ty := self.c.globals[s.name]):  # the global block's (its kept copy: tl_ar_gkeep)
+            d, q = self.dseq(s.name), self.share_seq(self.as_seq(s.value, ty))
+            self.local(S.Call("tl_ar_gkeep", (_const(d.k, "int"), q.base, q.n, _const(max(1, int(np.prod(d.shape))), "int"),
+                                              _const(int(d.ty == "real"), "int")), "int", _at(s)))
+            return
         else:
             space = "s" if scope == "state" else "g"
             cur = self.slots(space, s.name, self.c.state[s.name] if scope == "state" else self.c.globals[s.name])
@@ -1003,6 +1014,20 @@ class Lowerer:
             comps = [S.Ref("l", t, x.ty) for t, x in zip(temps, comps)]
         for n, x in zip(names, comps):
             self.emit(S.Set(space, n, x))
+
+    def keep(self, name: str, q: LSeq, h, at: tuple[int, int] = S.NOWHERE) -> None:
+        """The state's sequence ``name`` (its block ``h``) set to ``q``: its locals and its kept copy."""
+        q = self.share_seq(q)
+        c, old = _const(max(1, int(np.prod(q.item))), "int"), self.dstate.setdefault(name, q)
+        for x, y in zip((old.base, old.n) if old is not q else (), (q.base, q.n)):
+            self.emit(S.Set("l", x.name, y))
+        self.emit(S.Set("s", name, S.Call("tl_ar_keep", (h, q.base, q.n, c), "int", at)))
+
+    def load_kept(self) -> None:
+        """A method's start: the state's sequences of any length copied into the arena (their locals)."""
+        self.dstate = {name: LSeq(self.local(S.Call("tl_ar_kget", (S.Ref("s", name, "int"), _const(max(1, _size(elem(ty))), "int")), "int")),
+                                  self.local(S.Call("tl_kp_len", (S.Ref("s", name, "int"),), "int")), _shape(elem(ty)), _scalar(elem(ty)))
+                       for name, ty in self.kept.items()}
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
@@ -1267,16 +1292,12 @@ def lower(checked: Checked) -> S.StrandIR:
     """The strand IR of a typed program, or :class:`Unsupported` with the reason."""
     p = checked.program
     L = Lowerer(checked)
-    if p.start is not None:
-        raise Unsupported("a global start block")
     strand = p.strand
-    if any(name in ("start", "initialize") for name, _ in strand.methods):
-        raise Unsupported("a strand's start method")
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
-    state_slots = [S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
-                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(_size(ty))]
+    state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
+                   for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
@@ -1289,21 +1310,30 @@ def lower(checked: Checked) -> S.StrandIR:
     create = tuple(L.out)
     L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
-        L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
+        if (ty := L.kept.get(sv.name)) is not None:
+            L.keep(sv.name, L.as_seq(sv.init, ty) if sv.init is not None else L.to_lseq(EMPTY, ty), _const(0, "int"))
+        else:
+            L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
     init_state = tuple(L.out)
 
     def method(body, where: str) -> tuple | None:
         if body is None:
             return None
         L.out, L.scopes, L.where, L.probes = [], [{}], where, {}
+        if where == "strand":
+            L.load_kept()
         L.stmt(body)
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
+    start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
+    if (start or p.start) and (L.births or L.serial or permuted(checked) or S.nodes(start or (), S.Reduce, most=0)):
+        raise Unsupported("a start method or block in a program whose strands run new, are permuted or read other strands")
+    gstart = method(p.start, "global")
     global_block = method(p.update, "global")
     if L.counted and L.births:
         raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
-        written = {st.name.partition(".")[0] for st in S.nodes((global_block, method(p.initialize, "global")), S.Set) if st.space == "g"}
+        written = {st.name.partition(".")[0] for st in S.nodes((global_block, gstart, method(p.initialize, "global")), S.Set) if st.space == "g"}
     if written & L.field_reads:
         raise Unsupported(f"a field defined with a global the global or initialize block assigns "
                           f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
@@ -1314,7 +1344,7 @@ def lower(checked: Checked) -> S.StrandIR:
         update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
         tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
         init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
-        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial))
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start, gstart))
 
 
 def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
@@ -1322,7 +1352,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     locals of the strand's creation, which then runs the initializers itself: no state row
     is written for them.  Not where strands run ``new`` (a new strand's parameters reach
     ``init`` through its state) or for a position the queries search."""
-    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
+    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or (), ir.start or (), ir.global_start or ())
             for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
             if p not in read and p not in ir.shared and not (p == "pos" or p.startswith("pos."))}
@@ -1416,6 +1446,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         values[f"size({im.name})"] = getattr(img, "image", img).sizes  # clamp(img): img's
     run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
     bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
+    kept = {n: ty for n, ty in program.checked.state.items() if _dynamic(ty)}
 
     def result(steps: int, snap: bool = False):
         status = run.status
@@ -1427,7 +1458,11 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             chosen = keep if where is None else where[keep[where]]
         outputs = {}
         for o in program.outputs:
+            if o.name in kept:  # a sequence of any length: (length, *item shape) a strand
+                outputs[o.name] = run.kept(o.name, o.shape[1:], _scalar(kept[o.name].elem), chosen).reshape(shape if chosen is None else -1)
+                continue
             arr = run.state(o.name, o.shape, o.kind, chosen)
+            arr = arr.astype(np.float64) if o.kind == "sequence" else arr  # (T[n] of ints, bools: reals, as the interpreter's)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
                          int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+import weakref
 from typing import Any, Mapping
 
 import numpy as np
@@ -51,9 +52,9 @@ def _defines(**values: object) -> str:
 #: in one super-step than the memory budget holds. The interpreter's wording.
 ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
           3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
-          7: "a method's sequences take more cells than the memory budget gives a thread (TENSORLANG_MAX_BYTES)"}
+          7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
-_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati")
+_FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
 
 
 def _where(at: tuple[int, int]) -> str:
@@ -83,7 +84,7 @@ class Renderer:
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if _is_pos(name)}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
-                    for body in (ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
+                    for body in (ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
         self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
         # the globals the global block sets: a radius that reads one may change between steps
@@ -100,6 +101,7 @@ class Renderer:
                                                         and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
         self.sites = {id(q): v for v, q in enumerate(q for q in queries if q.which == "sphere")}
+        self.inner = 0  # rendering a sphere query's body (a query there: its neighbour is j1)
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -155,8 +157,8 @@ class Renderer:
         if space == "g":
             return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
-        at = "j" if space in ("n", "o") else "i"
-        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space == "n" else arr
+        at = {"n": "j", "o": "j", "m": "j1"}.get(space, "i")
+        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space in ("n", "m") else arr
         return self.cell(arr, k, base, "n", at)
 
     def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
@@ -250,7 +252,12 @@ class Renderer:
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
                         f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
-            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = nb_[q_] + base_; (void)j;"]
+            nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), "j1" if self.inner else "j"
+            if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
+                out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0); nn_ = ab_ < 0 ? 0 : nn_;",
+                        f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
+            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
+                    f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
@@ -260,7 +267,9 @@ class Renderer:
                         f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
             else:
                 out += [f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
+        self.inner += s.which == "sphere"
         out += self.stmts(s.body, inner)
+        self.inner -= s.which == "sphere"
         if s.op in _FOLDS:
             out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
         out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
@@ -453,7 +462,7 @@ class Renderer:
         """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
         the rows other strands read and the positions; where no strand moves, the positions
         once per call (they do not change)."""
-        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
+        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space in ("n", "m")} | set(self.ir.shared)
         pos = set(self.pos_slots())
         out = [f"tl_RP = {'R' if self.still else 'tl_R0'};"] if self.ir.sphere is not None else []
         for name in sorted((read | pos) - (pos if self.still else set()), key=lambda nm: self.state[nm]):
@@ -469,7 +478,7 @@ class Renderer:
         self.method = method
         args = B.ARGS if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
-        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
+        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0, "start": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
         self.shared_xi = _shared_points(body)
         # a 3-D family's world point and index position, mapped by tl_ahead (the first family's per image)
@@ -481,7 +490,8 @@ class Renderer:
             args += ", tl_bk *bk_"
         lines = [f"static int {name}({'const int64_t *its, ' * its}{args}) {{"] + [
             f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};" for k, it in enumerate(self.ir.iters) if its]
-        arena = any(c.fn.startswith("tl_ar_") for c in S.nodes(body, S.Call))  # (a method's sequences: from an empty arena)
+        arena = any(c.fn.startswith("tl_ar_") for c in S.nodes(body, S.Call)) or any(  # (a method's sequences, a query's
+            q.which == "sphere" and S.nodes(q.body, S.Reduce) for q in S.nodes(body, S.Reduce))  # within another's: from an empty arena)
         lines += decls + ["    tl_ar_top = 0;"] * arena + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
@@ -495,7 +505,7 @@ class Renderer:
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
                  f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
-        if S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
+        if S.nodes((ir.create, ir.init, ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
             lines.append(csrc.text("strands_linalg.h"))
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         lines.append(_defines(nbr=max(1, nbr), nbi=max(1, len(ir.params) - nbr)) + csrc.text("strands_births.c"))
@@ -532,6 +542,8 @@ class Renderer:
         skipm, self.bounds = B.skip_max(ir, self.ex) if solo and not any(b.lanes for b in batched) else ([], None)
         lines += skip + skipm
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
+        lines += self.function("tl_start", "start", ir.start, True) if ir.start else []
+        lines += self.function("tl_gstart", "global", ir.global_start, False) if ir.global_start else []
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
         lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
@@ -541,7 +553,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
@@ -725,6 +737,9 @@ class Run:
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.lib.tl_set_armax(max(1 << 12, memory_budget_bytes() // (16 * self.threads)))  # half the budget: cells of 8 bytes
+        #: the run's kept sequences (tl_kb: their list, cells, most cells), freed with the run
+        self.kp = self.ffi.new("int64_t[3]", [0, 0, max(1 << 12, memory_budget_bytes() // 16)])
+        weakref.finalize(self, self.lib.tl_kp_free, self.kp)
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
@@ -785,6 +800,10 @@ class Run:
                 self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                                    *self._buffers(), err)
                 self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
+                if runner.ir.start or runner.ir.global_start:  # (start methods may stabilize or kill)
+                    self.lib.tl_begin(self.n, *self._buffers()[:-1], err, self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive))
+                    self._check(err)
+                    self._active = int(np.count_nonzero(self.status == 0))
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
@@ -795,6 +814,7 @@ class Run:
         self.lib.tl_set_strings(self._texts[1], len(self._texts[0]))
         self.lib.tl_set_fixed(int(FIXED_TEAM))
         self.lib.tl_set_seqs(self.seqs)
+        self.lib.tl_kp_use(self.kp)
 
     def release(self) -> None:
         """The run is over (its outputs copied out): its state arrays serve the next run."""
@@ -929,6 +949,16 @@ class Run:
         """The printed text strand by strand (a global block's first), each strand's in the
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
+
+    def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
+        """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
+        blocks, c = self.state(name, (), "int", cols).reshape(-1), max(1, math.prod(item))
+        out = np.empty(len(blocks), dtype=object)
+        for k, h in enumerate(blocks.tolist()):
+            cells = np.empty(self.lib.tl_kp_len(h) * c, dtype=np.float64 if st == "real" else np.int64)
+            self.lib.tl_kp_copy(h, c, self.ffi.from_buffer(cells))
+            out[k] = (cells.astype(bool) if st == "bool" else cells).reshape((-1,) + item)
+        return out
 
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
         """A state variable of every strand (or of the strands ``cols``: their columns, or

@@ -32,7 +32,7 @@ MAX = True
 #: the most steps one ``tl_skip`` makes; the steps after a refused run that try none
 RUN, COOL = 16, 16
 
-_IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_put", "tl_ar_puti")
+_IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_put", "tl_ar_puti", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
 #: a strand function's C parameters: strand ``i`` of ``n``, the state tables, the globals, the images
 ARGS = "int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img"
 

@@ -41,7 +41,7 @@ class Ranges:
 
     def _counters(self, steps: int) -> dict:
         ir, out = self.ir, {}
-        sets = [(k, st, looped) for k, b in enumerate((ir.create + ir.init, ir.update, ir.stabilize or (), ir.global_block or ()))
+        sets = [(k, st, looped) for k, b in enumerate((ir.create + ir.init + (ir.start or ()), ir.update, ir.stabilize or (), ir.global_block or ()))
                 for st, looped in _sets(b, False)]
         for name in self.slots:
             start: tuple[int, int] | None = (0, 0)  # the start's interval (None: unbounded)
@@ -74,7 +74,7 @@ class Ranges:
             v = int(e.value)  # type: ignore[call-overload]
             return (v, v)
         if isinstance(e, S.Ref):
-            if e.space in ("s", "n", "o"):
+            if e.space in ("s", "n", "o", "m"):
                 return self.slots.get(e.name, TOP)
             return loc.get(e.name, TOP) if e.space == "l" else TOP
         if isinstance(e, S.Sel):
@@ -130,7 +130,7 @@ class Ranges:
 
     def solve(self) -> dict[str, int]:
         ir = self.ir
-        bodies = [b for b in (ir.create + ir.init, ir.init, ir.update, ir.stabilize, ir.global_block) if b]
+        bodies = [b for b in (ir.create + ir.init + (ir.start or ()), ir.init, ir.update, ir.stabilize, ir.global_block) if b]
         for self.passes in range(EXACT + 64):  # then each interval widens at most four times
             grew = False
             for k, b in enumerate(bodies):

@@ -62,7 +62,7 @@ def _horner_names(c: list[str], x: str) -> str:
 def kernels(ir: S.StrandIR) -> list[str]:
     """One C function per kernel and derivative order the probes use."""
     found: dict[str, int] = {}
-    for s in S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Probe):
+    for s in S.nodes((ir.create, ir.init, ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block), S.Probe):
         found[s.kernel] = max(found.get(s.kernel, 0), s.order)
     lines = []
     for k in ir.kernels:

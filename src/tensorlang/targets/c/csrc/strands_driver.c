@@ -53,6 +53,23 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
     }
 }
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
+/* after creation: the global start block, then each strand's start method in order (lower.py: none reads another
+   strand, none is made by new) */
+void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+              int64_t *err, int64_t *ord, int64_t *nlive) {
+    tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
+#if TL_GSTART
+    tl_gstart(n, R, I, status, gr, gi, img); tl_claim(0, -1);
+#endif
+#if TL_START
+    for (int64_t i = 0; i < n; i++) {
+        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+        if (r) status[i] = (int8_t)r;
+        tl_claim(0, i);
+    }
+#endif
+    (void)R; (void)I; (void)gr; (void)gi; (void)img; *err = tl_err_settle();
+}
 #if TL_COMM  /* run, strands and active ones at tl_S0's copy: within a run of n, a status only leaves 0 (active) */
 static int64_t tl_s0_run = -1, tl_s0_n = -1, tl_s0_act = -1;
 #endif

@@ -39,9 +39,9 @@ static inline int64_t tl_idiv(int64_t a, int64_t b, int64_t at) {
 static inline int64_t tl_imod(int64_t a, int64_t b, int64_t at) { if (b == 0) { tl_fail(6, at); return 0; } return b == -1 ? 0 : a % b; }
 static inline int64_t tl_ichk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(2, at); return 0; } return i; }
 static inline int64_t tl_schk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(4, at); return 0; } return i; }
-typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
-static const tl_seq *tl_sq;
-void tl_set_seqs(const tl_seq *s) { tl_sq = s; }
+typedef struct { const double *data; int64_t len; int64_t comps; int64_t kept; } tl_seq;  /* (kept: tl_ar_gkeep's) */
+static tl_seq *tl_sq;
+void tl_set_seqs(tl_seq *s) { tl_sq = s; }
 static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     const tl_seq *q = &tl_sq[k];
     if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
@@ -83,6 +83,36 @@ static int64_t tl_ar_cat(int64_t a, int64_t na, int64_t b, int64_t nb, int64_t c
     if (r < 0 && (r = tl_ar_new(la, 1, at)) >= 0) memcpy(tl_ar + r, tl_ar + a, sizeof(tl_cell) * (size_t)la);
     if (r < 0 || tl_ar_new(lb, 1, at) < 0) return -1;
     memcpy(tl_ar + r + la, tl_ar + b, sizeof(tl_cell) * (size_t)lb); return r;
+}
+/* a sequence of any length kept in the strand state or a global across steps: its own block (the slot holds its
+   address, 0: empty), copied from and into the arena (tl_ar_kget, tl_ar_keep); the blocks of a run in its list
+   (tl_kp: the first block, the cells taken, the most cells: the memory budget's half, else error 7; the run's) */
+typedef struct tl_kb { struct tl_kb *next; int64_t n, cap; tl_cell *d; } tl_kb;
+static int64_t *tl_kp;
+void tl_kp_use(int64_t *kp) { tl_kp = kp; }
+void tl_kp_free(int64_t *kp) { for (tl_kb *k = (tl_kb *)(intptr_t)kp[0], *x; k; k = x) { x = k->next; free(k->d); free(k); } kp[0] = kp[1] = 0; }
+int64_t tl_kp_len(int64_t h) { return h ? ((tl_kb *)(intptr_t)h)->n : 0; }
+void tl_kp_copy(int64_t h, int64_t c, void *out) { if (tl_kp_len(h)) memcpy(out, ((tl_kb *)(intptr_t)h)->d, sizeof(tl_cell) * (size_t)(tl_kp_len(h) * c)); }
+static int64_t tl_ar_kget(int64_t h, int64_t c, int64_t at) {  /* h's items (of c cells) at the arena's top */
+    int64_t b = tl_ar_new(tl_kp_len(h), c, at); if (b >= 0) tl_kp_copy(h, c, tl_ar + b); return b; }
+static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at) {  /* h holding n items from b */
+    tl_kb *k = (tl_kb *)(intptr_t)h;
+    if (n <= 0 || !tl_ar_ok(b, n * c - 1)) { if (k) k->n = 0; return h; }  /* (cells refused: the error is up) */
+    if (!k && (k = calloc(1, sizeof(tl_kb)))) { int64_t old = __atomic_load_n(&tl_kp[0], __ATOMIC_RELAXED);
+        do k->next = (tl_kb *)(intptr_t)old; while (!__atomic_compare_exchange_n(&tl_kp[0], &old, (int64_t)(intptr_t)k, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); }
+    if (k && n * c > k->cap) {
+        int64_t cap = n * c > 2 * k->cap ? n * c : 2 * k->cap;
+        tl_cell *d = __atomic_add_fetch(&tl_kp[1], cap - k->cap, __ATOMIC_RELAXED) <= tl_kp[2] ? realloc(k->d, sizeof(tl_cell) * (size_t)cap) : 0;
+        if (d) { k->d = d; k->cap = cap; } else { __atomic_sub_fetch(&tl_kp[1], cap - k->cap, __ATOMIC_RELAXED); k->n = 0; tl_fail(7, at); return (int64_t)(intptr_t)k; }
+    }
+    if (!k) { tl_fail(7, at); return 0; }
+    memcpy(k->d, tl_ar + b, sizeof(tl_cell) * (size_t)(n * c)); k->n = n; return (int64_t)(intptr_t)k;
+}
+/* a global sequence of any length the global block assigns: kept as reals (as an input's), read as the input was */
+static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t real, int64_t at) {
+    tl_seq *q = &tl_sq[k]; tl_kb *kb = (tl_kb *)(intptr_t)(q->kept = tl_ar_keep(q->kept, b, n, c, at));
+    for (int64_t x = 0; kb && !real && x < kb->n * c; x++) kb->d[x].r = (double)kb->d[x].i;
+    q->data = kb ? &kb->d[0].r : q->data; q->len = kb ? kb->n : 0; return 0;
 }
 /* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */
 #define TL_NCMP(B) static inline int##B##_t tl_nc##B(int64_t b) { return b < INT##B##_MIN ? INT##B##_MIN : b > INT##B##_MAX ? INT##B##_MAX : (int##B##_t)b; } \
