@@ -81,7 +81,42 @@ def test_every_program_has_its_stored_outputs():
     assert sorted(p.stem for p in PROGRAMS.glob("*.diderot")) == NAMES
 
 
+#: (globals, update body, y as diderotc's executable gives it): the empty sequence {} where its place gives it a type
+#: (x @ {} is {x}, a sequence of sequences where x is one: diderotc tries T @ T[] first), nested fixed-length
+#: sequences (real[3][2] is two real[3]s), names with primes (C names them otherwise: x' is no C identifier);
+#: the last field: whether the C executor runs it (sequences of sequences are the interpreter's)
+SNIPPETS = [
+    ("", "foreach (real x in {}) { y += x; }", 0.0, True),
+    ("", "foreach (vec3 v in {}) { y += v[0]; }", 0.0, True),
+    ("", "real[] a = {} @ real(i); y = real(length(a));", 1.0, True),
+    ("real[] e = {};", "y = sum { x | x in e } + real(length(e @ {}));", 1.0, False),
+    ("", "real[] b = {1.0}; y = real(length({} @ b));", 1.0, False),
+    ("", "real[3][2] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}; y = g[1][0] + 10.0*g[0][2];", 34.0, True),
+    ("real g'' = 0.5;", "real x' = 2.0; foreach (int k' in 0..2) { x' += real(k') * g''; } y = x';", 3.5, True),
+]
+
+
+def _snippet(glob: str, body: str) -> str:
+    return ("#version 2.0\n" + glob + "\nstrand S (int i) { output real y = 0.0; update { " + body + " stabilize; } }\n"
+            "create_array { S(i) | i in 0..1 }\n")
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+@pytest.mark.parametrize("glob, body, want, in_c", SNIPPETS)
+def test_snippets_give_what_diderotc_gives(glob, body, want, in_c, backend, tmp_path, monkeypatch):
+    if backend == "c" and not in_c:
+        pytest.skip("the interpreter's")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)  # (c: an error, not the interpreter, where C cannot run it)
+    assert tl.compile(_snippet(glob, body), lang="diderot", backend=backend).main([]) == 0
+    import nrrd
+    assert nrrd.read("y.nrrd")[0].tolist() == [want, want]
+
+
 @pytest.mark.parametrize("body, code", [
+    ("real[] a = {1.0}; real[] b = a @ {};", "assign-shape"),  # {a}, a real[][], in diderotc too
+    ("real[] a = {1.0}; a = {} @ a;", "assign-shape"),
+    ("real[2][3] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};", "assign-shape"),  # three real[2]s are wanted
     ("real inf = 1.0; y = inf;", "syntax"),  # inf is a real literal in diderotc's lexer
     ("y = modulate(y, 2.0);", "shape"),  # modulate of tensors and fields only
     ("int k = clamp(0, 3, i); y = real(k);", "assign-shape"),  # clamp of ints is a real

@@ -96,8 +96,12 @@ def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
     ``-o-NAME`` (several) says otherwise."""
     chosen = opts.outputs if opts else {}
-    return {out.name: chosen.get(out.name, out.name if _dynamic(out) else f"{out.name}.nrrd")
+    return {out.name: chosen.get(out.name, _file(out.name) if _dynamic(out) else f"{_file(out.name)}.nrrd")
             for out in program.outputs}
+
+
+def _file(name: str) -> str:  # an output's name in its files and options: Diderot's y' is yp (yp.nrrd, -o-yp)
+    return name.replace("'", "p")
 
 
 def _dynamic(out) -> bool:
@@ -110,7 +114,7 @@ def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]
     """The file prefix of each output's snapshots (``PREFIX-NNNN.nrrd``): the output's
     name unless ``-sp`` / ``-sp-NAME`` says otherwise."""
     chosen = opts.snapshot_prefix if opts else {}
-    return {out.name: chosen.get(out.name, out.name) for out in program.outputs}
+    return {out.name: chosen.get(out.name, _file(out.name)) for out in program.outputs}
 
 
 def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
@@ -122,12 +126,11 @@ def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
     ]
     if _several(program):
         for out in program.outputs:
-            rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
-                         out.name if _dynamic(out) else f"{out.name}.nrrd"))
-            rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
-                         f"snapshot file prefix for {out.name}", out.name))
+            f = _file(out.name)
+            rows.append(((f"-o-{f}", f"--output-{f}"), "FILE", f"output file for {out.name}", f if _dynamic(out) else f"{f}.nrrd"))
+            rows.append(((f"-sp-{f}", f"--snapshot-prefix-{f}"), "PREFIX", f"snapshot file prefix for {out.name}", f))
     elif program.outputs:
-        name = program.outputs[0].name
+        name = _file(program.outputs[0].name)
         dyn = _dynamic(program.outputs[0])
         rows.append((("-o", "--output"), "FILE" if not dyn else "PREFIX",
                      "output file" if not dyn else "output files' prefix (PREFIX-len.nrrd, PREFIX-data.nrrd)",
@@ -288,9 +291,9 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
 
 def _per_output(arg: str, outs: list[str]) -> tuple[str, str] | None:
     for out in outs:
-        if arg in (f"-o-{out}", f"--output-{out}"):
+        if arg in (f"-o-{_file(out)}", f"--output-{_file(out)}"):
             return "o", out
-        if arg in (f"-sp-{out}", f"--snapshot-prefix-{out}"):
+        if arg in (f"-sp-{_file(out)}", f"--snapshot-prefix-{_file(out)}"):
             return "sp", out
     return None
 

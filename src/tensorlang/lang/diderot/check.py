@@ -286,6 +286,8 @@ class Checker:
     def s_Foreach(self, s: A.Foreach, scope: _Scope) -> None:
         inner = self.bind(s.name, s.domain, scope, True, "foreach iterates over a sequence or a set of strands, not {}")
         item = inner.names[s.name]
+        if item.kind == "void":  # over {}: diderotc takes any declared item type (the body never runs)
+            item = inner.names[s.name] = from_syntax(s.type)
         if item.kind != "strand" and from_syntax(s.type) != item:  # diderotc: "type mismatch in iterator"
             self.fail("assign-shape", f"foreach ({from_syntax(s.type)} {s.name} in ...) over items of type {item}", s)
         self.stmt(s.body, inner)

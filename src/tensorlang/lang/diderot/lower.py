@@ -20,7 +20,7 @@ from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
 from .check import Checked, bulk_synchronous, permuted
-from .types import EMPTY_BOUND, Ty, from_syntax
+from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
 class Unsupported(Exception):
@@ -151,7 +151,7 @@ class Lowerer:
 
     # ---- helpers
     def fresh(self, base: str) -> str:
-        return f"{base}_{next(self.counter)}"
+        return f"{base.replace(chr(39), '_p')}_{next(self.counter)}"  # x' is a Diderot name, not a C one
 
     def emit(self, s) -> None:
         """Append a statement; forget the probes whose point it may change (a jump or a
@@ -1017,6 +1017,8 @@ class Lowerer:
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
             return
         seq = None
+        if self.ty(dom).kind == "seq" and elem(self.ty(dom)).kind == "void":
+            return  # over {}: the body never runs
         if isinstance(dom, A.Range):
             lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
         elif self.ty(dom).kind == "seq":
@@ -1277,12 +1279,12 @@ def lower(checked: Checked) -> S.StrandIR:
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
     state_slots = [S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(_size(ty))]
-    iters = [it.name for it in p.create.iters]
+    iters = [it.name if "'" not in it.name else str(k) for k, it in enumerate(p.create.iters)]  # (i' is no C name)
     # create: the arguments, then the state initializers in order
     L.where = "create"
-    for it in p.create.iters:  # an iterator over a sequence is its item at the strand's index
-        ref = S.Ref("l", f"it_{it.name}", "int")
-        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{it.name}"]) if isinstance(it.domain, A.Range) \
+    for it, cname in zip(p.create.iters, iters):  # an iterator over a sequence is its item at the strand's index
+        ref = S.Ref("l", f"it_{cname}", "int")
+        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{cname}"]) if isinstance(it.domain, A.Range) \
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
     for prm, arg in zip(strand.params, p.create.args):
         L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
