@@ -5,7 +5,9 @@ methods, reductions over active, stable and all strands (of none too), continue,
 tensors, ``:`` of order-3 tensors, int division of negatives, NaN in min/max, printing, command-line
 inputs, snapshots, versions 1.0 and 2.0; a second round, u68-u134: sequences and foreach, sphere
 queries in 1-D/2-D/3-D, images of integer and double samples with skewed axes, every kernel to its
-continuity, inside at edges, order-3 algebra, evals/evecs of Hessians).  Each runs as ``tensorlang run`` runs it, on the
+continuity, inside at edges, order-3 algebra, evals/evecs of Hessians; a fourth, u137-u158: programs as
+the Diderot papers write them, curvature, ridges, particles, streamlines, LIC, volume rendering, glyphs, with
+sequences, every output type, {} in each place, C, Greek and primed names, the whole scalar basis).  Each runs as ``tensorlang run`` runs it, on the
 interpreter and on the C executor, and must print and write what the executable built by
 ``diderotc --double --exec`` printed and wrote (``more/unseen/diderotc.json``, made by
 ``unseen_inputs.py``): the same exit status, the same text (numbers within 1e-9), the same output
@@ -139,3 +141,17 @@ def test_a_strand_without_an_update_method_is_refused():
     with pytest.raises(TensorLangError, match="has no update method") as info:  # diderotc: "missing an update method"
         check(parse_program("#version 2.0\nstrand S (int i) { output real y = 0.0; }\ncreate_array { S(i) | i in 0..1 }\n"))
     assert info.value.code == "syntax"
+
+
+@pytest.mark.parametrize("dim, probe", [(1, "0.1"), (2, "[0.1, 0.2]")])
+def test_grad_outer_of_a_scalar_field_is_refused(dim, probe):
+    """diderotc: "type error for unary operator '∇⊗'" (∇ is the gradient of a scalar field)."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = (f"#version 2.0\ninput image({dim})[] img;\nfield#2({dim})[] F = bspln3 ⊛ img;\n"
+            f"strand S (int i) {{ output real y = 0.0; update {{ y = |∇⊗F({probe})|; stabilize; }} }}\n"
+            "create_array { S(i) | i in 0..1 }\n")
+    with pytest.raises(TensorLangError, match="use ∇") as info:
+        check(parse_program(text))
+    assert info.value.code == "shape"

@@ -15,6 +15,7 @@ limit, and judged by what a user may see:
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import sys
@@ -168,7 +169,10 @@ def _classes() -> dict[str, list[Case]]:
                        ("version-99", VALID.replace("2.0", "99.0")), ("version-huge", VALID.replace("2.0", "9" * 5000)),
                        ("version-1", VALID.replace("2.0", "1.0")), ("no-version", VALID[len(HEAD):]),
                        ("prime-names", prog(var="x'", glob="g''")),
-                       ("prime-names-all", prog(strand="S'", var="x'", glob="g''", fn="f'", param="i'", inp="k'")),
+                       ("prime-names-all", HEAD + "input int k' = 2;\nreal g'' = 1.0;\nfunction real f'(real a') = a' * g'';\n"
+                        "strand S' (int i') {\n  output real x'' = 0.0;\n  update { real t' = f'(real(i')); "
+                        "foreach (int j' in 0..i') { t' += real(j'); }\n    x'' += t' + 1.0; if (x'' > 3.0) stabilize; }\n}\n"
+                        "initially [ S'(i') | i' in 0..k' ];\n"),
                        ("tab-vt-ff", VALID.replace(" ", "\t\v\f")),
                        ("string-escapes", prog(body='print("\\u0000\\x00\\n\\q\\\\"); stabilize;')),
                        ("string-nul", prog(body='print("a\0b"); stabilize;')),
@@ -651,8 +655,8 @@ def run_case(case: Case, limit: float = LIMIT_SECONDS) -> Outcome:
             verdict = "crash"
         elif "Traceback (most recent call last)" in both:
             verdict = "traceback"
-        elif rc == 3 or "error[internal]" in both or "(a bug in tensorlang: please report it)" in both:
-            verdict = "internal"  # (the last: generated C that did not compile, the run left to the interpreter)
+        elif rc == 3 or "error[internal]" in both or re.search(r"did not compile \(a bug in tensorlang.*<stdin>:\d+", both):
+            verdict = "internal"  # (the last: generated C the compiler refused, the run left to the interpreter)
         elif rc == 0:
             verdict = "ok"
         elif rc == 1 and "error[" in err or rc == 2:

@@ -348,6 +348,8 @@ class Checker:
             self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
                                     "reconstruct with a smoother kernel)", e)
         k, d = (t.k or 0) - 1, self.space(t, e)
+        if e.op == "∇⊗" and t.shape == ():  # diderotc: "type error for unary operator '∇⊗'"
+            self.fail("shape", f"∇⊗ applies to a field of vectors or tensors; use ∇ for {t}", e, t)
         if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
             return Ty("field", t.shape, d, k)
         if e.op == "∇":
