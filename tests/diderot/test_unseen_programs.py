@@ -119,6 +119,7 @@ def test_snippets_give_what_diderotc_gives(glob, body, want, in_c, backend, tmp_
     ("real[] a = {1.0}; real[] b = a @ {};", "assign-shape"),  # {a}, a real[][], in diderotc too
     ("real[] a = {1.0}; a = {} @ a;", "assign-shape"),
     ("real[2][3] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};", "assign-shape"),  # three real[2]s are wanted
+    ("y = real(2^3);", "shape"),  # real() of an int only, and int ^ int is a real
     ("real inf = 1.0; y = inf;", "syntax"),  # inf is a real literal in diderotc's lexer
     ("y = modulate(y, 2.0);", "shape"),  # modulate of tensors and fields only
     ("int k = clamp(0, 3, i); y = real(k);", "assign-shape"),  # clamp of ints is a real
@@ -155,3 +156,43 @@ def test_grad_outer_of_a_scalar_field_is_refused(dim, probe):
     with pytest.raises(TensorLangError, match="use ∇") as info:
         check(parse_program(text))
     assert info.value.code == "shape"
+
+
+def test_an_iterator_declared_twice_in_the_creation_is_refused():
+    """``{ S(i, i) | i in 0..2, i in 0..2 }``: diderotc's `i` is the first iterator's, the interpreter's was the
+    last's and the C executor's code did not compile (two ``l_it_i``): error[redeclared]."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = ("#version 2.0\nstrand S (int i, int j) { output real x = 0.0; update { x = real(i + 10 * j); stabilize; } }\n"
+            "create_array { S(i, i) | i in 0..2, i in 0..2 }\n")
+    with pytest.raises(TensorLangError, match="iterator i is declared twice") as info:
+        check(parse_program(text))
+    assert info.value.code == "redeclared"
+
+
+@pytest.mark.parametrize("stmt", ["die;", "stabilize;", "new S(5);"])
+def test_die_stabilize_and_new_in_a_stabilize_method_are_refused(stmt):
+    """diderotc: '"die" statment outside of start/update method/block' (and of stabilize, new); `new` in a
+    stabilize method ran here, each new strand stabilizing into another until the cap."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = ("#version 2.0\nstrand S (int i) { output real y = 0.0; update { y = 1.0; stabilize; }\n"
+            f"  stabilize {{ {stmt} }} }}\ncreate_collection {{ S(i) | i in 0..2 }}\n")
+    with pytest.raises(TensorLangError, match="start and update methods") as info:
+        check(parse_program(text))
+    assert info.value.code == "syntax"
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+def test_a_state_variable_set_under_an_if_in_a_foreach_keeps_the_new_value(backend, tmp_path, monkeypatch):
+    """diderotc's executable writes 1 1 1 here (its bug: a state variable assigned only inside an ``if`` in a
+    ``foreach`` keeps its old value; a local so assigned does not): docs/diderot.md."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
+    text = ("#version 2.0\nstrand S (int n) { output real p = 1.0;\n  update { foreach (int d in 2..5) "
+            "{ if (n % d == 0) { p = 0.0; } } stabilize; } }\ncreate_array { S(n) | n in 7..9 }\n")
+    assert tl.compile(text, lang="diderot", backend=backend).main([]) == 0
+    import nrrd
+    assert nrrd.read("p.nrrd")[0].tolist() == [1.0, 0.0, 0.0]

@@ -43,8 +43,9 @@ class Checked:
 
 #: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
 PLACES: dict[type, tuple[tuple[str, ...], str]] = {
-    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global update and start blocks")),
-    A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"), A.Return: (("function",), "functions")}
+    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "a strand's start and update methods and the global update and start blocks")),
+    A.Continue: (("strand", "stabilize"), "strand methods"), A.New: (("strand",), "a strand's start and update methods"),
+    A.Return: (("function",), "functions")}  # (where "stabilize": a strand's stabilize method, as diderotc)
 
 
 class _Scope:
@@ -207,7 +208,8 @@ class Checker:
         if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
                 else "update method"):  # (diderotc: "missing an update method")
             self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
-        for _name, body in strand.methods:
+        for name, body in strand.methods:
+            self.where = "stabilize" if name == "stabilize" else "strand"
             self.block(body, _Scope(scope, "local"))
         self.where = "global"
 
@@ -222,6 +224,8 @@ class Checker:
                                         "create a collection (initially { ... }, create_collection) instead", create)
         scope, outer = _Scope(top, "local"), _Scope(top, "local")  # (the ranges see no iterator, as in diderotc)
         for it in create.iters:
+            if it.name in scope.names:  # (diderotc binds the first; C and the interpreter the last: refused)
+                self.fail("redeclared", f"the iterator {it.name} is declared twice", it)
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
                     self.integer(end, outer, "an iteration range's ends are integers")
@@ -434,7 +438,7 @@ class Checker:
             self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e, t)
         if e.name not in self.c.state:
             self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
-        if self.where == "strand":
+        if self.where in ("strand", "stabilize"):
             self.c.shared.add(e.name)
         return self.c.state[e.name]
 
@@ -474,7 +478,7 @@ class Checker:
 
     def e_RealCast(self, e: A.RealCast, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
-        if not is_num(t):
+        if t.kind != "int":  # diderotc: "argument of 'real' must have type 'int'" (real(2^3) too: ^ gives a real)
             self.fail("shape", f"real() converts an int, not {t}", e, t)
         return REAL
 
@@ -519,7 +523,7 @@ class Checker:
                 self.fail("undeclared", f"unknown function {name}: {basis.UNCOMPILED_FUNCTIONS[name]}; "
                           "this front end refuses it too", f)
             if name == "sphere":
-                if self.where != "strand":
+                if self.where not in ("strand", "stabilize"):
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)
