@@ -93,6 +93,7 @@ SNIPPETS = [
     ("", "real[] a = {} @ real(i); y = real(length(a));", 1.0, True),
     ("real[] e = {};", "y = sum { x | x in e } + real(length(e @ {}));", 1.0, False),
     ("", "real[] b = {1.0}; y = real(length({} @ b));", 1.0, False),
+    ("function int count(vec2[] ps) = length(ps);", "y = real(count({}));", 0.0, True),
     ("", "real[3][2] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}; y = g[1][0] + 10.0*g[0][2];", 34.0, True),
     ("real g'' = 0.5;", "real x' = 2.0; foreach (int k' in 0..2) { x' += real(k') * g''; } y = x';", 3.5, True),
 ]
