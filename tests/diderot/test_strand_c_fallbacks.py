@@ -269,7 +269,8 @@ create_collection {{ S(i) | i in 0..1 }}
 @needs_cc
 def test_the_empty_sequence_takes_its_targets_type_in_c():
     """``{}`` assigned, returned, on either side of ``@``: its items take the type the place
-    wants (review: each fell back with "values of type void" while the declaration ran in C)."""
+    wants (review: each fell back with "values of type void" while the declaration ran in C).  (``s @ {}``
+    of a sequence ``s`` is ``{s}``, a sequence of sequences, as in diderotc: test_unseen_programs.py)"""
     text = """#version 2.0
 function real[] none() = {};
 strand S (int i) {
@@ -278,10 +279,10 @@ strand S (int i) {
   update {
     real[] a = {};
     a = {};
-    a = a @ {};
-    a = ({} @ a) @ real(i);
+    a = real(i) @ {};
+    a = ({} @ 1.0) @ a;
     a = a @ none();
-    n = length({} @ a) + length(none());
+    n = length({} @ real(i)) + length(none());
     t = sum { x | x in a };
     stabilize;
   }

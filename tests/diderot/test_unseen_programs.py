@@ -5,7 +5,9 @@ methods, reductions over active, stable and all strands (of none too), continue,
 tensors, ``:`` of order-3 tensors, int division of negatives, NaN in min/max, printing, command-line
 inputs, snapshots, versions 1.0 and 2.0; a second round, u68-u134: sequences and foreach, sphere
 queries in 1-D/2-D/3-D, images of integer and double samples with skewed axes, every kernel to its
-continuity, inside at edges, order-3 algebra, evals/evecs of Hessians).  Each runs as ``tensorlang run`` runs it, on the
+continuity, inside at edges, order-3 algebra, evals/evecs of Hessians; a fourth, u137-u158: programs as
+the Diderot papers write them, curvature, ridges, particles, streamlines, LIC, volume rendering, glyphs, with
+sequences, every output type, {} in each place, C, Greek and primed names, the whole scalar basis).  Each runs as ``tensorlang run`` runs it, on the
 interpreter and on the C executor, and must print and write what the executable built by
 ``diderotc --double --exec`` printed and wrote (``more/unseen/diderotc.json``, made by
 ``unseen_inputs.py``): the same exit status, the same text (numbers within 1e-9), the same output
@@ -80,7 +82,44 @@ def test_every_program_has_its_stored_outputs():
     assert sorted(p.stem for p in PROGRAMS.glob("*.diderot")) == NAMES
 
 
+#: (globals, update body, y as diderotc's executable gives it): the empty sequence {} where its place gives it a type
+#: (x @ {} is {x}, a sequence of sequences where x is one: diderotc tries T @ T[] first), nested fixed-length
+#: sequences (real[3][2] is two real[3]s), names with primes (C names them otherwise: x' is no C identifier);
+#: the last field: whether the C executor runs it (sequences of sequences are the interpreter's)
+SNIPPETS = [
+    ("", "foreach (real x in {}) { y += x; }", 0.0, True),
+    ("", "foreach (vec3 v in {}) { y += v[0]; }", 0.0, True),
+    ("", "real[] a = {} @ real(i); y = real(length(a));", 1.0, True),
+    ("real[] e = {};", "y = sum { x | x in e } + real(length(e @ {}));", 1.0, False),
+    ("", "real[] b = {1.0}; y = real(length({} @ b));", 1.0, False),
+    ("function int count(vec2[] ps) = length(ps);", "y = real(count({}));", 0.0, True),
+    ("", "real[3][2] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}; y = g[1][0] + 10.0*g[0][2];", 34.0, True),
+    ("real g'' = 0.5;", "real x' = 2.0; foreach (int k' in 0..2) { x' += real(k') * g''; } y = x';", 3.5, True),
+]
+
+
+def _snippet(glob: str, body: str) -> str:
+    return ("#version 2.0\n" + glob + "\nstrand S (int i) { output real y = 0.0; update { " + body + " stabilize; } }\n"
+            "create_array { S(i) | i in 0..1 }\n")
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+@pytest.mark.parametrize("glob, body, want, in_c", SNIPPETS)
+def test_snippets_give_what_diderotc_gives(glob, body, want, in_c, backend, tmp_path, monkeypatch):
+    if backend == "c" and not in_c:
+        pytest.skip("the interpreter's")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)  # (c: an error, not the interpreter, where C cannot run it)
+    assert tl.compile(_snippet(glob, body), lang="diderot", backend=backend).main([]) == 0
+    import nrrd
+    assert nrrd.read("y.nrrd")[0].tolist() == [want, want]
+
+
 @pytest.mark.parametrize("body, code", [
+    ("real[] a = {1.0}; real[] b = a @ {};", "assign-shape"),  # {a}, a real[][], in diderotc too
+    ("real[] a = {1.0}; a = {} @ a;", "assign-shape"),
+    ("real[2][3] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};", "assign-shape"),  # three real[2]s are wanted
+    ("y = real(2^3);", "shape"),  # real() of an int only, and int ^ int is a real
     ("real inf = 1.0; y = inf;", "syntax"),  # inf is a real literal in diderotc's lexer
     ("y = modulate(y, 2.0);", "shape"),  # modulate of tensors and fields only
     ("int k = clamp(0, 3, i); y = real(k);", "assign-shape"),  # clamp of ints is a real
@@ -103,3 +142,57 @@ def test_a_strand_without_an_update_method_is_refused():
     with pytest.raises(TensorLangError, match="has no update method") as info:  # diderotc: "missing an update method"
         check(parse_program("#version 2.0\nstrand S (int i) { output real y = 0.0; }\ncreate_array { S(i) | i in 0..1 }\n"))
     assert info.value.code == "syntax"
+
+
+@pytest.mark.parametrize("dim, probe", [(1, "0.1"), (2, "[0.1, 0.2]")])
+def test_grad_outer_of_a_scalar_field_is_refused(dim, probe):
+    """diderotc: "type error for unary operator '∇⊗'" (∇ is the gradient of a scalar field)."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = (f"#version 2.0\ninput image({dim})[] img;\nfield#2({dim})[] F = bspln3 ⊛ img;\n"
+            f"strand S (int i) {{ output real y = 0.0; update {{ y = |∇⊗F({probe})|; stabilize; }} }}\n"
+            "create_array { S(i) | i in 0..1 }\n")
+    with pytest.raises(TensorLangError, match="use ∇") as info:
+        check(parse_program(text))
+    assert info.value.code == "shape"
+
+
+def test_an_iterator_declared_twice_in_the_creation_is_refused():
+    """``{ S(i, i) | i in 0..2, i in 0..2 }``: diderotc's `i` is the first iterator's, the interpreter's was the
+    last's and the C executor's code did not compile (two ``l_it_i``): error[redeclared]."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = ("#version 2.0\nstrand S (int i, int j) { output real x = 0.0; update { x = real(i + 10 * j); stabilize; } }\n"
+            "create_array { S(i, i) | i in 0..2, i in 0..2 }\n")
+    with pytest.raises(TensorLangError, match="iterator i is declared twice") as info:
+        check(parse_program(text))
+    assert info.value.code == "redeclared"
+
+
+@pytest.mark.parametrize("stmt", ["die;", "stabilize;", "new S(5);"])
+def test_die_stabilize_and_new_in_a_stabilize_method_are_refused(stmt):
+    """diderotc: '"die" statment outside of start/update method/block' (and of stabilize, new); `new` in a
+    stabilize method ran here, each new strand stabilizing into another until the cap."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    text = ("#version 2.0\nstrand S (int i) { output real y = 0.0; update { y = 1.0; stabilize; }\n"
+            f"  stabilize {{ {stmt} }} }}\ncreate_collection {{ S(i) | i in 0..2 }}\n")
+    with pytest.raises(TensorLangError, match="start and update methods") as info:
+        check(parse_program(text))
+    assert info.value.code == "syntax"
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+def test_a_state_variable_set_under_an_if_in_a_foreach_keeps_the_new_value(backend, tmp_path, monkeypatch):
+    """diderotc's executable writes 1 1 1 here (its bug: a state variable assigned only inside an ``if`` in a
+    ``foreach`` keeps its old value; a local so assigned does not): docs/diderot.md."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
+    text = ("#version 2.0\nstrand S (int n) { output real p = 1.0;\n  update { foreach (int d in 2..5) "
+            "{ if (n % d == 0) { p = 0.0; } } stabilize; } }\ncreate_array { S(n) | n in 7..9 }\n")
+    assert tl.compile(text, lang="diderot", backend=backend).main([]) == 0
+    import nrrd
+    assert nrrd.read("p.nrrd")[0].tolist() == [1.0, 0.0, 0.0]

@@ -78,10 +78,13 @@ def make(folder: Path) -> None:
     _write(f / "s2r.nrrd", _grid([10, 9])[::-1] * 0.5, ["space"] * 2, ["(0.2,0.15)", "(-0.15,0.2)"], [0.1, -0.8])
     _write(f / "p3.nrrd", [[0.1 * i - 0.4, 0.05 * i * i - 0.3, 0.3 - 0.07 * i] for i in range(7)], ["3-vector", "list"],
            t="double")
+    # fourth round: a transfer function, RGBA over values -1.5 .. 2.25 (16 samples of a 1-D image of 4-vectors)
+    _write(f / "tf4.nrrd", [[min(1.0, 0.125 * k), 0.5 - abs(k - 8) / 16.0, 1.0 - k / 16.0, (k % 5) / 4.0] for k in range(16)],
+           ["4-vector", "space"], ["none", "(0.25)"], [-1.5])
 
 
 INPUTS = ("s1", "s2", "s3", "v2", "v3", "m2", "m3", "v3in2", "rot2", "shear3", "nan3", "pts2", "rs", "u8", "i16", "d1",
-          "skew2", "i32v2", "p3", "s2r")
+          "skew2", "i32v2", "p3", "s2r", "tf4")
 
 
 def args(text: str) -> list[str]:

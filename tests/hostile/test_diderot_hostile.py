@@ -19,7 +19,7 @@ QUICK = [
     "deep:ifs-10000", "deep:power-10000", "deep:fn-doubling-40", "deep:field-doubling-30",
     "text:binary", "sizes:tensor-1e8x1e8", "sizes:comprehension-1e9", "strands:grid-1e100",
     "arith:int-literal-2^64", "functions:mutual-recursion", "images:fifo", "images:line-skip-1e18",
-    "argv:l-neg", "argv:s-0", "argv:d-fifo", "argv:program-fifo", "argv:k-neg-huge",
+    "argv:l-neg", "argv:s-0", "argv:d-fifo", "argv:program-fifo", "argv:k-neg-huge", "text:prime-names-all",
 ]
 
 

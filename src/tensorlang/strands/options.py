@@ -90,15 +90,19 @@ def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
     ``-o-NAME`` (several) says otherwise."""
     chosen = opts.outputs if opts else {}
-    return {out.name: chosen.get(out.name, out.name if is_dynamic(out) else f"{out.name}.nrrd")
+    return {out.name: chosen.get(out.name, _file(out.name) if is_dynamic(out) else f"{_file(out.name)}.nrrd")
             for out in program.outputs}
+
+
+def _file(name: str) -> str:  # an output's name in its files and options: Diderot's y' is yp (yp.nrrd, -o-yp)
+    return name.replace("'", "p")
 
 
 def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file prefix of each output's snapshots (``PREFIX-NNNN.nrrd``): the output's
     name unless ``-sp`` / ``-sp-NAME`` says otherwise."""
     chosen = opts.snapshot_prefix if opts else {}
-    return {out.name: chosen.get(out.name, out.name) for out in program.outputs}
+    return {out.name: chosen.get(out.name, _file(out.name)) for out in program.outputs}
 
 
 def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
@@ -110,12 +114,11 @@ def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
     ]
     if len(program.outputs) > 1:
         for out in program.outputs:
-            rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
-                         out.name if is_dynamic(out) else f"{out.name}.nrrd"))
-            rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
-                         f"snapshot file prefix for {out.name}", out.name))
+            f = _file(out.name)
+            rows.append(((f"-o-{f}", f"--output-{f}"), "FILE", f"output file for {out.name}", f if is_dynamic(out) else f"{f}.nrrd"))
+            rows.append(((f"-sp-{f}", f"--snapshot-prefix-{f}"), "PREFIX", f"snapshot file prefix for {out.name}", f))
     elif program.outputs:
-        name = program.outputs[0].name
+        name = _file(program.outputs[0].name)
         dyn = is_dynamic(program.outputs[0])
         rows.append((("-o", "--output"), "FILE" if not dyn else "PREFIX",
                      "output file" if not dyn else "output files' prefix (PREFIX-len.nrrd, PREFIX-data.nrrd)",
@@ -213,7 +216,7 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
     inputs.update({f"--{inp.name}": inp for inp in program.inputs})
     outs = [out.name for out in program.outputs]
     several = len(outs) > 1
-    per_output = {f"{prefix}{out}": (which, out) for out in outs for prefix, which in (
+    per_output = {f"{prefix}{_file(out)}": (which, out) for out in outs for prefix, which in (
         ("-o-", "o"), ("--output-", "o"), ("-sp-", "sp"), ("--snapshot-prefix-", "sp"))}
     opts = RunOptions()
     values: dict[str, Any] = {}

@@ -70,9 +70,11 @@ def _append(a: Ty, b: Ty) -> Ty | None:
     """``s @ x``, ``x @ s`` and ``s @ t``: a sequence of any length (Diderot's ``@``)."""
     ea, eb = (t.elem if t.kind == "seq" else None for t in (a, b))
     e: Ty | None
+    if (ea == VOID) != (eb == VOID):  # {} @ x and x @ {} are {x}, x a sequence too (diderotc tries T@T[] first)
+        return Ty("seq", elem=b if ea == VOID else a)
     if ea is not None and eb is not None:
-        if ea == VOID or eb == VOID:
-            e = eb if ea == VOID else ea
+        if ea == VOID:
+            e = VOID
         elif ea == eb or (is_num(ea) and is_num(eb)):
             e = ea if ea == eb else REAL
         else:

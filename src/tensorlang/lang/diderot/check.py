@@ -43,8 +43,9 @@ class Checked:
 
 #: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
 PLACES: dict[type, tuple[tuple[str, ...], str]] = {
-    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global update and start blocks")),
-    A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"), A.Return: (("function",), "functions")}
+    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "a strand's start and update methods and the global update and start blocks")),
+    A.Continue: (("strand", "stabilize"), "strand methods"), A.New: (("strand",), "a strand's start and update methods"),
+    A.Return: (("function",), "functions")}  # (where "stabilize": a strand's stabilize method, as diderotc)
 
 
 class _Scope:
@@ -207,7 +208,8 @@ class Checker:
         if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
                 else "update method"):  # (diderotc: "missing an update method")
             self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
-        for _name, body in strand.methods:
+        for name, body in strand.methods:
+            self.where = "stabilize" if name == "stabilize" else "strand"
             self.block(body, _Scope(scope, "local"))
         self.where = "global"
 
@@ -222,6 +224,8 @@ class Checker:
                                         "create a collection (initially { ... }, create_collection) instead", create)
         scope, outer = _Scope(top, "local"), _Scope(top, "local")  # (the ranges see no iterator, as in diderotc)
         for it in create.iters:
+            if it.name in scope.names:  # (diderotc binds the first; C and the interpreter the last: refused)
+                self.fail("redeclared", f"the iterator {it.name} is declared twice", it)
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
                     self.integer(end, outer, "an iteration range's ends are integers")
@@ -286,6 +290,8 @@ class Checker:
     def s_Foreach(self, s: A.Foreach, scope: _Scope) -> None:
         inner = self.bind(s.name, s.domain, scope, True, "foreach iterates over a sequence or a set of strands, not {}")
         item = inner.names[s.name]
+        if item.kind == "void":  # over {}: diderotc takes any declared item type (the body never runs)
+            item = inner.names[s.name] = from_syntax(s.type)
         if item.kind != "strand" and from_syntax(s.type) != item:  # diderotc: "type mismatch in iterator"
             self.fail("assign-shape", f"foreach ({from_syntax(s.type)} {s.name} in ...) over items of type {item}", s)
         self.stmt(s.body, inner)
@@ -346,6 +352,8 @@ class Checker:
             self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
                                     "reconstruct with a smoother kernel)", e)
         k, d = (t.k or 0) - 1, self.space(t, e)
+        if e.op == "∇⊗" and t.shape == ():  # diderotc: "type error for unary operator '∇⊗'"
+            self.fail("shape", f"∇⊗ applies to a field of vectors or tensors; use ∇ for {t}", e, t)
         if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
             return Ty("field", t.shape, d, k)
         if e.op == "∇":
@@ -430,7 +438,7 @@ class Checker:
             self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e, t)
         if e.name not in self.c.state:
             self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
-        if self.where == "strand":
+        if self.where in ("strand", "stabilize"):
             self.c.shared.add(e.name)
         return self.c.state[e.name]
 
@@ -470,7 +478,7 @@ class Checker:
 
     def e_RealCast(self, e: A.RealCast, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
-        if not is_num(t):
+        if t.kind != "int":  # diderotc: "argument of 'real' must have type 'int'" (real(2^3) too: ^ gives a real)
             self.fail("shape", f"real() converts an int, not {t}", e, t)
         return REAL
 
@@ -515,7 +523,7 @@ class Checker:
                 self.fail("undeclared", f"unknown function {name}: {basis.UNCOMPILED_FUNCTIONS[name]}; "
                           "this front end refuses it too", f)
             if name == "sphere":
-                if self.where != "strand":
+                if self.where not in ("strand", "stabilize"):
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)

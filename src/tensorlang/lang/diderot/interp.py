@@ -162,7 +162,7 @@ class Compiler:
             ea = elem(tr)
 
             def side(f, t):  # a sequence's items converted only where their type is not the result's
-                if t.kind != "seq":
+                if t.kind != "seq" or t == ea:  # an item (a sequence itself where the other side is {})
                     return lambda fr: (coerce(ea, f(fr)),)
                 return f if elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
             left, right = side(a, ta), side(b, tb)

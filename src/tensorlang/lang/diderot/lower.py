@@ -155,7 +155,7 @@ class Lowerer:
 
     # ---- helpers
     def fresh(self, base: str) -> str:
-        return f"{base}_{next(self.counter)}"
+        return f"{base.replace(chr(39), '_p')}_{next(self.counter)}"  # x' is a Diderot name, not a C one
 
     def emit(self, s) -> None:
         """Append a statement; forget the probes whose point it may change (a jump or a
@@ -1042,6 +1042,8 @@ class Lowerer:
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
             return
         seq = None
+        if self.ty(dom).kind == "seq" and elem(self.ty(dom)).kind == "void":
+            return  # over {}: the body never runs
         if isinstance(dom, A.Range):
             lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
         elif self.ty(dom).kind == "seq":
@@ -1298,12 +1300,12 @@ def lower(checked: Checked) -> S.StrandIR:
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
     state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
-    iters = [it.name for it in p.create.iters]
+    iters = [it.name if "'" not in it.name else str(k) for k, it in enumerate(p.create.iters)]  # (i' is no C name)
     # create: the arguments, then the state initializers in order
     L.where = "create"
-    for it in p.create.iters:  # an iterator over a sequence is its item at the strand's index
-        ref = S.Ref("l", f"it_{it.name}", "int")
-        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{it.name}"]) if isinstance(it.domain, A.Range) \
+    for it, cname in zip(p.create.iters, iters):  # an iterator over a sequence is its item at the strand's index
+        ref = S.Ref("l", f"it_{cname}", "int")
+        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{cname}"]) if isinstance(it.domain, A.Range) \
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
     for prm, arg in zip(strand.params, p.create.args):
         L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))

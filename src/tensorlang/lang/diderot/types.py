@@ -52,7 +52,7 @@ def is_num(t: Ty) -> bool:
 def from_syntax(s: A.TypeSyn) -> Ty:
     """The type written (each kind has only its parts: a field's shape, dim and continuity, a strand's name)."""
     base = Ty("tensor" if s.kind == "real" else s.kind, tuple(s.shape), s.dim, s.k, name=s.name)
-    for n in reversed(s.seq):
+    for n in s.seq:  # real[3][2]: two real[3]s (diderotc's grammar folds the dimensions from the left)
         base = Ty("seq", elem=base, n=n)
     return base
 
