@@ -572,3 +572,49 @@ def test_a_sphere_query_inside_another_runs_in_c(inner, move, glob):
     assert strand_plan(p.checked)[1] is None
     for r, r2 in ((1.6, 1.1), (0.9, 3.0), (3.0, 0.5)):
         agree(p, {"r": r, "r2": r2})
+
+
+# ------------------------------------------------ a review of the merges above (nested folds, start blocks)
+NESTED_FOLD = """#version 2.0
+strand S (int i) {
+  vec2 pos = [real(i % 4), real(i / 4)];
+  output real x = real(i * i);
+  output real c = 0.0;
+  update { c = sum { sum { p.x | q in sphere(1.5) } | p in sphere(1.1) }; stabilize; }
+}
+create_collection { S(i) | i in 0..11 }
+"""
+
+
+@needs_cc
+def test_a_fold_inside_another_query_reads_the_outer_neighbour():
+    """The inner fold reads the outer query's neighbour ``p``: folded in bulk with the strands'
+    own blocks (tl_bk_fill) it read the inner one (C gave 84 where the interpreter gives 51)."""
+    a, _ = agree(_prog(NESTED_FOLD))
+    assert list(a.outputs["c"][:3]) == [51.0, 145.0, 230.0]
+
+
+START_RADIUS = """#version 2.0
+input real{} xs = {1.0};
+input int n = 10;
+real r = 1.0;
+strand S (int i) {
+  vec2 pos = [real(i), 0.0];
+  output int c = 0;
+  update { c = sum { 1 | p in sphere(r) }; stabilize; }
+}
+start { r = xs[0]; print("start ", numStrands(), "\\n"); }
+create_collection { S(i) | i in 0..n-1 }
+"""
+
+
+@needs_cc
+def test_a_global_start_block_beside_a_sphere_query_runs_in_c_and_its_radius_is_not_kept_across_calls():
+    """The global start block's C function had the name of the neighbour grid's table (the C
+    did not compile); a radius it sets was taken as steady, its neighbour lists kept from the
+    call before; with no strand it printed nothing."""
+    p = _prog(START_RADIUS)
+    counts = [list(agree(p, {"xs": [x]})[1].outputs["c"]) for x in (3.5, 1.5, 3.5)]
+    assert counts[0] == counts[2] == [3, 4, 5, 6, 6, 6, 6, 5, 4, 3] and counts[1] == [1, 2, 2, 2, 2, 2, 2, 2, 2, 1]
+    _, none = agree(p, {"n": 0})
+    assert none.printed == "start 0\n"

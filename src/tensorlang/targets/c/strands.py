@@ -87,8 +87,8 @@ class Renderer:
                     for body in (ir.start, ir.global_start, ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
         self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
-        # the globals the global block sets: a radius that reads one may change between steps
-        changing = {st.name for st in S.nodes(ir.global_block or (), S.Set) if st.space == "g"}
+        # the globals the global blocks set: a radius that reads one may change between steps or calls
+        changing = {st.name for st in S.nodes((*(ir.global_block or ()), *(ir.global_start or ())), S.Set) if st.space == "g"}
         #: the queries whose answers are kept (TL_STILL: around the strand's pos, with a
         #: radius of constants and unchanging globals), numbered
         queries = S.nodes(ir, S.Reduce)
@@ -96,9 +96,10 @@ class Renderer:
             q for q in queries if self.still and q.which == "sphere" and not q.center
             and q.radius is not None and _steady(q.radius, changing))}
         #: the kept queries of update whose fold reads only the neighbours' snapshot, globals and
-        #: constants: folded for a block of strands at once (tl_bk_fill), slot b
+        #: constants, not inside another query's body: folded for a block of strands at once (tl_bk_fill), slot b
+        inner = {id(r) for q in queries if q.which == "sphere" for r in S.nodes(q.body, S.Reduce)}
         self.blocked = {id(q): b for b, q in enumerate(q for q in S.nodes(ir.update, S.Reduce) if id(q) in self.kept
-                                                        and q.op in _FOLDS and not q.body and _pure(q.value))}
+                                                        and id(q) not in inner and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
         self.sites = {id(q): v for v, q in enumerate(q for q in queries if q.which == "sphere")}
         self.inner = 0  # rendering a sphere query's body (a query there: its neighbour is j1)
@@ -543,7 +544,7 @@ class Renderer:
         lines += skip + skipm
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         lines += self.function("tl_start", "start", ir.start, True) if ir.start else []
-        lines += self.function("tl_gstart", "global", ir.global_start, False) if ir.global_start else []
+        lines += self.function("tl_gbegin", "global", ir.global_start, False) if ir.global_start else []
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
         lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
@@ -790,16 +791,17 @@ class Run:
             last, runner.last_place = runner.last_place, (key, self.token)
             self.prev = last[1] if last is not None and last[0] == key else -1
         self.same_pos = int(self.prev >= 0 and self.prev == was)  # (the arrays hold the positions: not stored again)
-        if n:
+        if n or runner.ir.global_start:  # (the global start block runs, and prints, with no strand too)
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
             with self.lock:
                 self._strings()
                 self.lib.tl_set_kpos(self.same_pos)
                 err = self.ffi.new("int64_t *")
-                self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
-                                   *self._buffers(), err)
-                self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
+                if n:
+                    self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
+                                       *self._buffers(), err)
+                    self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
                 if runner.ir.start or runner.ir.global_start:  # (start methods may stabilize or kill)
                     self.lib.tl_begin(self.n, *self._buffers()[:-1], err, self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive))
                     self._check(err)

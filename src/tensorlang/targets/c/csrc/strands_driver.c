@@ -59,7 +59,7 @@ void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int6
               int64_t *err, int64_t *ord, int64_t *nlive) {
     tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
 #if TL_GSTART
-    tl_gstart(n, R, I, status, gr, gi, img); tl_claim(0, -1);
+    tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
 #if TL_START
     for (int64_t i = 0; i < n; i++) {
