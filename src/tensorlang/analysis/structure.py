@@ -1,7 +1,5 @@
-"""Structure inference (paper 003 §5.1): every tensor's *support*, *symmetry* and *unique
-set* as islpy sets over 1-based positions; the rules: docs/structure.md, "Structure
-inference" and "Direct sums and vec".  Nothing here rewrites a program.
-"""
+"""Structure inference (003 §5.1): each tensor's support, symmetry and unique set as islpy sets
+over 1-based positions (docs/structure.md, "Structure inference" and "Direct sums and vec")."""
 
 from __future__ import annotations
 
@@ -36,10 +34,8 @@ else:
 
 @dataclass(frozen=True)
 class Block:
-    """One piece of a direct sum along a dimension (003 Fig. 10): 0-based positions
-    ``start + Σ_t stride_t · l_t`` hold ``vec`` of a tensor of ``shape`` at local ``l``,
-    equal under permutations of the local dimensions within ``groups`` (``vec(f⊗f)``:
-    shape (n, n), group (0, 1))."""
+    """One piece of a direct sum along a dimension (003 Fig. 10): 0-based ``start + Σ_t stride_t · l_t``
+    holds ``vec`` of a tensor of ``shape`` at local ``l``, symmetric within ``groups``."""
 
     start: int
     shape: tuple[int, ...]
@@ -125,10 +121,8 @@ def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
 
 @dataclass(frozen=True)
 class Moments:
-    """003 §2's *generalized symmetry* (docs/structure.md, "Generalized symmetry"): every
-    entry is a moment ``Σ_r Π f[r, a]`` of ``base`` over a multiset a of its positions.
-    ``dims``: per dimension its blocks (start, degree), position ``start + Σ_t
-    n^(degree-1-t) · a_t`` holding the monomial over a_1 .. a_degree (0-based)."""
+    """003 §2's generalized symmetry: each entry a moment of ``base``; ``dims``: per dimension its
+    blocks (start, degree) (docs/structure.md, "Generalized symmetry")."""
 
     base: str
     n: int
@@ -237,10 +231,8 @@ MAX_MOMENT_PIECES = 400
 
 @dataclass(frozen=True)
 class TensorStructure:
-    """What is known of a tensor's entries: ``support`` (an isl set over 1-based ``p1 ..
-    pk``), ``groups`` (0-based dimensions that may be permuted), ``blocks`` (per
-    dimension None or its :class:`Block` s) and ``definition`` (the statement that
-    computed it where rule inlining, 003 §5.2, reads through it)."""
+    """What is known of a tensor's entries: ``support`` (isl, over 1-based ``p1 .. pk``), ``groups``,
+    ``blocks`` (per dimension None or its :class:`Block` s), ``definition`` (for 003 §5.2's inlining)."""
 
     name: str
     shape: tuple[int, ...]
@@ -357,9 +349,7 @@ COUNT_WORK = 10**5
 
 
 def count(s: isl.Set) -> int:
-    """The number of integer points of a bounded set; error[too-large] (a
-    :class:`~tensorlang.errors.TensorLangError`) when counting it would take isl more
-    than COUNT_WORK steps (module constant)."""
+    """The number of integer points of a bounded set; error[too-large] past COUNT_WORK steps."""
     if s.is_empty():
         return 0
     extents = []
@@ -512,9 +502,7 @@ def inline(e: ir.Expr, tensors: Mapping[str, TensorStructure], depth: int = 0) -
             return e
         return inline(substitute(known.definition.body, dict(zip(head, e.indices))), tensors, depth + 1)
     kids = ir.children(e)
-    if not kids:
-        return e
-    return ir.replace_children(e, tuple(inline(k, tensors, depth) for k in kids))
+    return ir.replace_children(e, tuple(inline(k, tensors, depth) for k in kids)) if kids else e
 
 
 def _canonical(e: ir.Expr, tensors: Mapping[str, TensorStructure]) -> str:
@@ -583,9 +571,8 @@ def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
 
 def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Mapping[str, TensorStructure],
                         annihilating: bool = True) -> TensorStructure:
-    """The structure of ``stmt``'s target (``annihilating``: :func:`_support`), kept on
-    the statement: asked again with the same shape, mode and input objects
-    (:func:`_inputs`), it answers without isl."""
+    """The structure of ``stmt``'s target (``annihilating``: :func:`_support`), kept on the statement
+    for the same shape, mode and input objects (:func:`_inputs`)."""
     inputs, key = _inputs(stmt, tensors), (shape, annihilating)
     kept = stmt.__dict__.get("_structure")
     if kept is not None and kept[0] == key and len(kept[1]) == len(inputs) \
@@ -692,14 +679,10 @@ def _definition(stmt: ir.Statement) -> ir.Statement | None:
 
 def record(tensors: dict[str, TensorStructure], found: TensorStructure,
            readers: dict[str, set[str]] | None = None) -> None:
-    """Record ``found`` for the statements after it, dropping every definition
-    (:func:`inline`) that reads the tensor just assigned.  ``readers`` (kept by the caller:
-    name -> the tensors whose definitions read it) makes it O(1) per statement."""
+    """Record ``found``, dropping every definition (:func:`inline`) that reads the tensor just assigned;
+    ``readers`` (the caller's: name -> the tensors whose definitions read it) makes it O(1)."""
     name = found.name
-    if readers is None:
-        candidates = list(tensors)
-    else:
-        candidates = [other for other in readers.pop(name, ()) if other in tensors]
+    candidates = list(tensors) if readers is None else [other for other in readers.pop(name, ()) if other in tensors]
     for other in candidates:
         known = tensors[other]
         if known.definition is not None and any(t.name == name for t in ir.tensors(known.definition.body)):
@@ -730,9 +713,7 @@ def statement_blocks(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
         if len({found[d] for d in g}) > 1:
             for d in g:
                 found[d] = None
-    if all(b is None for b in found):
-        return ()
-    return tuple(found)
+    return () if all(b is None for b in found) else tuple(found)
 
 
 def _direct_sum_blocks(e: ir.Concat, tensors: Mapping[str, TensorStructure]) -> Optional[DimBlocks]:
@@ -761,9 +742,8 @@ def _direct_sum_blocks(e: ir.Concat, tensors: Mapping[str, TensorStructure]) -> 
 
 def _monomial(name: str, template: tuple[Optional[Index], ...], dims: tuple[int, ...],
               tensors: Mapping[str, TensorStructure]) -> Optional[tuple[str, int, tuple[str, ...]]]:
-    """(f, its dimension, the text of its other indices) where ``vec`` of ``name`` over
-    ``dims`` (other indices ``template``) holds, read through definitions, monomials
-    ``f[.., l_1, ..] · ... · f[.., l_k, ..]``; else None."""
+    """(f, its dimension, the text of its other indices) where ``vec`` of ``name`` over ``dims`` holds,
+    read through definitions, monomials ``f[.., l_1, ..] · ... · f[.., l_k, ..]``; else None."""
     local = [f"_tl_m{t}" for t in range(len(dims))]
     indices = list(template)
     for t, dim in enumerate(dims):
@@ -806,9 +786,8 @@ def _read_at_one(read: ir.Tensor, names: set[str]) -> Optional[tuple[int, tuple[
 
 
 def _vec_view(e: ir.Expr, var: str) -> Optional[tuple[str, tuple[Optional[Index], ...], tuple[int, ...]]]:
-    """``e`` at local position ``var`` as vec of a tensor (its name, its other indices,
-    the dimensions ``var`` runs over, row-major) or None: a read ``T[.., var, ..]``, or a
-    ``Concat`` along ``var`` of such views differing only in one dimension read at k."""
+    """``e`` at local position ``var`` as vec of a tensor (its name, its other indices, the dimensions ``var``
+    runs over) or None: a read ``T[.., var, ..]``, or a ``Concat`` along ``var`` of such views."""
     if isinstance(e, ir.Tensor):
         at = [t for t, i in enumerate(e.indices) if i == var]
         if len(at) != 1 or any(var in index_variables(i) for t, i in enumerate(e.indices) if t != at[0]):
@@ -978,9 +957,8 @@ class Compressed:
 
     @property
     def redundancy(self) -> str:
-        """The redundancy map (position -> the unique position it copies), as isl text;
-        where that map is too large for isl (moments of high degree), a sentence saying
-        so — ``source`` holds the same map as an array."""
+        """The redundancy map (position -> the unique position it copies) as isl text, else a sentence
+        saying it is too large for isl (``source`` holds the same map as an array)."""
         try:
             return str(self.structure.redundancy())
         except ValueError as exc:

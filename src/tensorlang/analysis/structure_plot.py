@@ -1,6 +1,5 @@
-"""``tensorlang analyze --plot OUT.png``: every tensor's structure drawn as 003 Fig. 4 does
-(docs/structure.md, after "Reading the structure section"); without matplotlib error[input].
-"""
+"""``tensorlang analyze --plot OUT.png``: every tensor's structure drawn as 003 Fig. 4 does (docs/structure.md,
+after "Reading the structure section"); without matplotlib error[input]."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The structure section of ``tensorlang analyze`` in a user's terms: per tensor its
-unique entries, the monomials a direct sum's distinct positions hold, its distinct
-moments and, with ``isl=True``, its isl sets (docs/structure.md, "Reading the structure
-section").
-"""
+"""The structure section of ``tensorlang analyze`` in a user's terms (docs/structure.md,
+"Reading the structure section")."""
 
 from __future__ import annotations
 

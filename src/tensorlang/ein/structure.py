@@ -1,7 +1,5 @@
-"""Declared structure of a tensor (SPEC §4, paper 003 Fig. 8; docs/language.md,
-"Structure annotations"): a unique set over the 1-based positions ``i1 .. ik``, and
-zeros or (``symmetric``) sorted-position copies elsewhere, as ``ir.Decl`` carries it.
-"""
+"""Declared structure of a tensor, as ``ir.Decl`` carries it (SPEC §4, 003 Fig. 8; docs/language.md,
+"Structure annotations")."""
 
 from __future__ import annotations
 
@@ -102,9 +100,8 @@ COPY_RTOL = 1e-12
 
 
 def agree(value, expected) -> np.ndarray:
-    """Where a value keeps its promise: equal to what it should be up to
-    :data:`COPY_RTOL` (±inf exactly), ⊥ where it should be ⊥ (an undefined copy of an
-    undefined entry keeps it)."""
+    """Where a value keeps its promise: equal to what it should be up to :data:`COPY_RTOL` (±inf
+    exactly), ⊥ where it should be ⊥."""
     with np.errstate(all="ignore"):
         return ((value == expected) | (np.isnan(value) & np.isnan(expected))
                 | np.isclose(value, expected, rtol=COPY_RTOL, atol=0.0))

@@ -1,8 +1,5 @@
-"""The loop IR below the schedule: the loop steps' statements as loop nests over the
-schedule's buffers, printable (``--emit loops``) and printed as C by the C target.
-:func:`loop_program` runs :data:`LOOP_PIPELINE` (:mod:`.pipeline`; docs/architecture.md,
-"The loop rewrites").
-"""
+"""The loop IR below the schedule (``--emit loops``): :func:`loop_program` runs :data:`LOOP_PIPELINE`
+(docs/architecture.md, "The loop rewrites")."""
 
 from __future__ import annotations
 

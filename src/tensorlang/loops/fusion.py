@@ -1,7 +1,5 @@
-"""The loop nest of a fused step (:mod:`tensorlang.schedule.fusion`): one loop over the
-batch around every statement's nest (a register block, row AXPYs or accumulator form),
-per-iteration temporaries as local buffers: docs/c-backend.md, "Fused loops over a shared batch".
-"""
+"""The loop nest of a fused step: one loop over the batch around every statement's nest
+(docs/c-backend.md, "Fused loops over a shared batch")."""
 
 from __future__ import annotations
 
@@ -104,10 +102,8 @@ def _rezero_iteration(stmt: ein.Statement, buffers: BufferPlan, var: str, is_loc
     (a local's also where its loops kept their true extents: ``ran_padded`` false)."""
     pad = buffers.fused_pad
     shape = tuple(n for _, n in stmt.index)
-    if is_local:
-        dims = local_rezero(stmt, pad, buffers.padded_names, ran_padded)
-    else:  # a program buffer: padded under ``pad`` only
-        dims = decide_padding(stmt, pad).rezero if buffers.pad > 1 else ()
+    dims = (local_rezero(stmt, pad, buffers.padded_names, ran_padded) if is_local  # a program buffer: under ``pad`` only
+            else decide_padding(stmt, pad).rezero if buffers.pad > 1 else ())
     names = (var, *(f"pad{d}" for d in range(1, len(shape))))
     nests = rezero(buffers.slot_of[stmt.target], shape, pad, dims, names)
     # every padded dimension is after the batch: each nest starts with the loop over var
@@ -161,9 +157,8 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
 
 
 def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int, hint_min: int = 0) -> Loop:
-    """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`; the rule:
-    docs/c-backend.md, "Prefetching the next element"); ``spans``: each statement's nodes
-    in ``loop.body``; spread hints skip slabs under ``hint_min`` bytes."""
+    """The fused batch ``loop`` with its prefetch hints (docs/c-backend.md, "Prefetching the next
+    element"); ``spans``: each statement's nodes in ``loop.body``."""
     var = loop.var
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):

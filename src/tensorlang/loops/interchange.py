@@ -1,6 +1,5 @@
-"""Loop interchange: a contraction's summed loops outside its innermost output loop, which
-then runs ``T[σ] += product`` over a contiguous row (an AXPY): docs/c-backend.md, "When a
-contraction is interchanged"."""
+"""Loop interchange: a contraction's summed loops outside its innermost output loop (an AXPY
+per row): docs/c-backend.md, "When a contraction is interchanged"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The loop IR: statements as loop nests over numbered buffers (*slots*), frozen
-dataclasses with scalars of their own (0-based indices, ``Load`` of a buffer, ``Acc`` of
-an accumulator); variable names live only in the buffer plan (docs/architecture.md)."""
+"""The loop IR: statements as loop nests over numbered buffers (*slots*), 0-based indices; variable
+names live only in the buffer plan (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -123,11 +122,8 @@ class Copy:
 
 @dataclass(frozen=True)
 class Loop:
-    """``for var in start..extent-1: body`` (``start``: 0, 1 where :mod:`.interchange`
-    peeled a sum's first step, or an enclosing loop's variable: a triangular loop of
-    :mod:`.structure`).  ``parallel``/``simd``/``team`` (:mod:`.parallel`): threads, the
-    most of them (0: no limit), vectorized (with loops inside: outer-loop vectorization,
-    :mod:`.microkernel`); ``reductions``: the (op, accumulator) pairs the body updates."""
+    """``for var in start..extent-1: body`` (``start`` an enclosing loop's variable: triangular);
+    ``parallel``, ``simd``, ``team`` (at most, 0: no limit): :mod:`.parallel`; ``reductions``: (op, acc)."""
     var: str
     extent: int
     body: tuple["Node", ...]
@@ -145,11 +141,8 @@ class Loop:
 
 @dataclass(frozen=True)
 class Ahead:
-    """A prefetch hint on a loop (to L2; no value depends on it): each iteration asks for
-    (its share of) the slab of buffer ``slot`` at leading indices ``at``, ``(variable,
-    offset)`` pairs (``(("e", 1),)``: ``u[e+1, ...]``), never past the buffer's end.
-    ``spread``: the slab's lines shared out over the iterations in order, else all asked
-    for by each; ``write``: for writing (docs/c-backend.md, "Prefetching the next element")."""
+    """A prefetch hint on a loop (to L2): the slab of ``slot`` at leading indices ``at``, (variable,
+    offset) pairs; ``spread``, ``write``: docs/c-backend.md, "Prefetching the next element"."""
     slot: int
     at: tuple[tuple[str, int], ...]
     spread: bool = False
@@ -168,9 +161,8 @@ class Prefetch:
 
 @dataclass(frozen=True)
 class Declare:
-    """A local buffer ``slot`` of ``shape`` (uninitialised; each thread's own) to the end of
-    the enclosing body (:mod:`.fusion`, :mod:`.structure`).  ``home``
-    (:func:`.pipeline.place_locals`): ``array``, ``pointer`` or ``heap`` at ``offset``."""
+    """A local buffer ``slot`` of ``shape`` (uninitialised; each thread's own) to the end of the enclosing
+    body; ``home`` (:func:`.pipeline.place_locals`): ``array``, ``pointer`` or ``heap`` at ``offset``."""
     slot: int
     shape: tuple[int, ...]
     home: str = "array"
@@ -179,9 +171,8 @@ class Declare:
 
 @dataclass(frozen=True)
 class Rebuild:
-    """``target[i] = source[u]`` at every ``i`` of ``extents``: ``u`` each index through its
-    table (``tables[d]``; None: itself), then each of ``groups`` sorted ascending; a packed
-    statement's reconstruction (:mod:`.structure`)."""
+    """A packed statement's reconstruction ``target[i] = source[u]`` at every ``i`` of ``extents``: ``u``
+    each index through ``tables[d]`` (None: itself), then each of ``groups`` sorted ascending."""
     target: int
     source: int
     extents: tuple[int, ...]
@@ -191,9 +182,8 @@ class Rebuild:
 
 @dataclass(frozen=True)
 class Tile:
-    """A vector block's simd ``loop`` as a register tile (``tile``:
-    :func:`.microkernel.tile_of`), the same values bit for bit.  ``plain``: the loop is the
-    other branch (``#if TL_TILES``); ``rows``: run row by row (:func:`.microkernel.row_by_row`)."""
+    """A vector block's simd ``loop`` as a register tile (:func:`.microkernel.tile_of`); ``plain``: the loop
+    is the other branch (``#if TL_TILES``); ``rows``: run row by row (:func:`.microkernel.row_by_row`)."""
     tile: Any  # a microkernel.Tile
     loop: Loop
     plain: bool = True
@@ -202,9 +192,8 @@ class Tile:
 
 @dataclass(frozen=True)
 class BlasProduct:
-    """A packed block product ``loop`` as one BLAS call ``routine`` (syrk, gemm;
-    :func:`.pipeline.blas_routine`) with leading dimensions ``leading`` (left, right,
-    target), the target's ``zeroed`` elements zeroed first; without BLAS, ``loop``."""
+    """A packed block product ``loop`` as one BLAS call ``routine`` (:func:`.pipeline.blas_routine`),
+    ``leading`` dimensions (left, right, target), ``zeroed`` elements zeroed first; without BLAS, ``loop``."""
     product: Any  # a structure.PackedProduct
     routine: str
     leading: tuple[int, int, int]
@@ -222,9 +211,8 @@ def plain(node):
 
 @dataclass(frozen=True)
 class PackedCopy:
-    """A nest's local copy ``packed`` (storage ``shape``) of ``source``'s unique positions
-    along ``along`` (:func:`.structure.compress_packed`): ``runs`` of (u0, first, stride,
-    length), zeros past the last; for :func:`.structure.pack_in_producer`."""
+    """A nest's local copy ``packed`` (storage ``shape``) of ``source``'s unique positions along ``along``:
+    ``runs`` of (u0, first, stride, length), zeros past the last (:func:`.structure.compress_packed`)."""
     source: int
     packed: int
     along: int

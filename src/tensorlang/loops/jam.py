@@ -1,6 +1,5 @@
-"""Sums along rows for the vector units: several rows at once (:func:`rows`), transposed
-reads in strips (:func:`strips`, :func:`prefetch_strips`): docs/c-backend.md, "Row sums and strips".
-"""
+"""Row sums several rows at once (:func:`rows`), transposed reads in strips (:func:`strips`,
+:func:`prefetch_strips`): docs/c-backend.md, "Row sums and strips"."""
 
 from __future__ import annotations
 

@@ -136,11 +136,7 @@ def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | 
             continue
         node: Node = Store(slot, names, Const(0.0))
         for k in reversed(range(len(shape))):
-            if k < d or (dims is not None and k not in dims and k > d):
-                node = Loop(names[k], shape[k], (node,))
-            elif k == d:
-                node = Loop(names[k], storage[k], (node,), start=shape[k])
-            else:
-                node = Loop(names[k], storage[k], (node,))
+            true = k < d or (dims is not None and k not in dims and k > d)  # the true extent, else padded (from shape[d] at d)
+            node = Loop(names[k], shape[k] if true else storage[k], (node,), start=shape[k] if k == d else 0)
         nests.append(node)
     return tuple(nests)

@@ -1,8 +1,5 @@
-"""Register-blocked micro-kernels for the small dense products inside a fused loop: the
-outer-vectorized register block (:func:`vector_block`) and the register tile over it
-(:func:`tile_of`).  What they compute, why they are exact and what they measured:
-docs/c-backend.md, "Register blocks" and "Register tiles".
-"""
+"""Register blocks (:func:`vector_block`) and register tiles (:func:`tile_of`) for the small products
+inside a fused loop: docs/c-backend.md, "Register blocks" and "Register tiles"."""
 
 from __future__ import annotations
 
@@ -55,9 +52,8 @@ def _uses(e: Scalar, var: str) -> bool:
 
 @dataclass(frozen=True)
 class _Site:
-    """Where a register block goes (:func:`_block_site`): the statement's loops ``here``,
-    the row x, the output loop y it blocks, the summed k, the product, the target's slot,
-    fresh names yb (the block) and u (a row in it), and ``fresh`` for more."""
+    """Where a register block goes (:func:`_block_site`): the statement's loops ``here``, the row x, the
+    output loop y it blocks, the summed k, the product, the target's slot and fresh names."""
     here: tuple[tuple[str, int], ...]
     x: str
     width: int
@@ -237,9 +233,8 @@ TILES: bool | None = None
 
 @dataclass(frozen=True)
 class Tile:
-    """A vector block as a register tile (docs/c-backend.md, "Register tiles"): the simd
-    loop over row ``x`` around its rows ``u``, each summed from ``init`` over ``k`` by
-    ``update`` and stored by ``store``; ``moving``: the loads with x as last index."""
+    """A vector block as a register tile (docs/c-backend.md, "Register tiles"); ``moving``: the loads
+    with x as last index."""
     x: str
     width: int
     u: str
@@ -295,9 +290,8 @@ def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) 
 
 
 def tile_of(loop: Node, itemsize: int) -> Tile | None:
-    """``loop`` as a register tile, or None: not a vector block's simd loop (``simd for x:
-    for u: acc = 0; for k: acc += p; T[.., x] = acc``), too short a row, or a value of more
-    than loads, constants and + - * (:func:`_tile_scalar`)."""
+    """``loop`` (``simd for x: for u: acc = 0; for k: acc += p; T[.., x] = acc``) as a register tile,
+    or None: not such a loop, too short a row, or a value of more than :func:`_tile_scalar` takes."""
     if not (isinstance(loop, Loop) and loop.simd and not loop.parallel and loop.start == 0 and len(loop.body) == 1):
         return None
     row = loop.body[0]

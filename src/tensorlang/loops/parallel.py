@@ -1,7 +1,5 @@
-"""The one thread policy (:func:`team`, :func:`least_items`: work against the measured
-threshold) for loop nests, Gram steps and probes, and the loops' parallel and SIMD marks
-(:func:`mark`, :func:`simd_marks`): docs/c-backend.md, "Threads" and "SIMD".
-"""
+"""The one thread policy for loop nests, Gram steps and probes, and the loops' parallel and SIMD
+marks (:func:`mark`): docs/c-backend.md, "Threads" and "SIMD"."""
 
 from __future__ import annotations
 
@@ -48,9 +46,7 @@ def threshold_for(parallel_work: ParallelWork, nodes) -> int:
 def team_size(total: int, parallel_work: int, extent: int) -> int:
     """The most threads a loop of ``total`` operations and ``extent`` iterations pays for
     (``k`` threads from ``k / 2`` thresholds); 0 (no limit) where threads are forced."""
-    if parallel_work <= 1:
-        return 0
-    return max(2, min(extent, 2 * total // parallel_work))
+    return 0 if parallel_work <= 1 else max(2, min(extent, 2 * total // parallel_work))
 
 
 #: How OpenMP deals out a parallel loop's iterations (docs/c-backend.md, "Threads", item 5)
@@ -64,9 +60,7 @@ def share(loop: Loop, team: int) -> Loop:
 
 def team(work: int, threshold: int, extent: int) -> int | None:
     """None (one thread) for ``work`` below ``threshold``, else the most threads it pays for."""
-    if extent <= 1 or work < threshold:
-        return None
-    return team_size(work, threshold, extent)
+    return None if extent <= 1 or work < threshold else team_size(work, threshold, extent)
 
 
 def gram_team(step: GramStep, parallel_work: ParallelWork) -> int:

@@ -1,6 +1,5 @@
-"""Index-set splitting of direct sums: a loop over a ``concat``'s index becomes one loop per
-piece running its case of the :class:`~.ir.Select`, the same bits (docs/c-backend.md,
-"From EIN to loops to C")."""
+"""Index-set splitting of direct sums: a loop over a ``concat``'s index as one loop per piece
+(docs/c-backend.md, "From EIN to loops to C")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites in
-order, each a plain function ``(LoopProgram, LoopFacts) -> LoopProgram``
-(:class:`LoopFacts`: what was decided before the loops, the same for every rewrite).
-What each rewrite does, in which module, and how ``skip`` leaves one out:
-docs/architecture.md, "The loop rewrites".
-"""
+"""The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites
+``(LoopProgram, LoopFacts) -> LoopProgram`` in order (docs/architecture.md, "The loop rewrites")."""
 
 from __future__ import annotations
 
@@ -118,9 +114,8 @@ def lower(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def compress(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A result with redundancy computes its unique set, then rebuilds the rest
-    (:func:`.structure.compress_packed`, else :func:`.structure.compress` of the
-    interchanged nest or the dense one); a sum over blocks keeps unfused multiply-adds."""
+    """A result with redundancy computes its unique set, then rebuilds the rest (:mod:`.structure`);
+    a sum over blocks keeps unfused multiply-adds."""
     buffers = facts.schedule.buffers
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
@@ -252,11 +247,9 @@ def place_locals(program: LoopProgram) -> LoopProgram:
 
 def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ...]],
                  int_max: int) -> tuple[str, tuple[int, int, int], int] | None:
-    """``(routine, leading dimensions of left, right and target, the target's elements)``
-    of one BLAS call (SYRK for a Gram product's upper triangle, else GEMM) computing ``p``
-    over its buffers as stored, or None where it stays loops: under
-    :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`, buffers that do not fit, a
-    triangular product of two operands."""
+    """``(routine, leading dimensions of left, right and target, the target's elements)`` of one
+    BLAS call (SYRK or GEMM) computing ``p``, or None where it stays loops (docs/structure.md,
+    "The packed product on BLAS")."""
     shapes = [tuple(storage.get(s, ())) for s in (p.left, p.right, p.target)]
     if p.loop_work < steps.PACKED_BLAS_WORK or any(len(shape) != 2 for shape in shapes):
         return None
@@ -329,11 +322,8 @@ STRUCTURE_REWRITES = ("compress", "restrict-sums", "restrict", "pack-in-producer
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
                  compressed: bool = True, parallel_work: _parallel.ParallelWork = PARALLEL_WORK,
                  fma: bool = False, skip=(), blas_int_max: int | None = None) -> LoopProgram:
-    """The nests of ``schedule``'s loop steps, in order, made by :data:`LOOP_PIPELINE`
-    without the rewrites named in ``skip`` (``compressed=False``: nor
-    :data:`STRUCTURE_REWRITES`).  ``declared``: the structures the declarations promise,
-    by name; ``parallel_work``: :func:`.parallel.mark`; ``fma``: :attr:`.ir.Nest.fma`;
-    ``blas_int_max``: :attr:`LoopFacts.blas_int_max`."""
+    """The nests of ``schedule``'s loop steps made by :data:`LOOP_PIPELINE` without those in ``skip``
+    (``compressed=False``: nor :data:`STRUCTURE_REWRITES`); ``declared``: the declarations' structures."""
     skipped = set((skip,) if isinstance(skip, str) else skip)
     for name in sorted(skipped):
         if name not in LOOP_REWRITE_NAMES:

@@ -1,8 +1,5 @@
-"""Compressed loops (003 §5.5): a statement whose target is symmetric, structured or
-blocked computes its unique set or support only, then reconstructs the rest; what each
-rewrite produces and why it is exact: docs/structure.md, "Compressed computation" and
-"Direct sums and vec".
-"""
+"""Compressed loops (003 §5.5): a structured target's unique set or support computed, the rest
+rebuilt (docs/structure.md, "Compressed computation" and "Direct sums and vec")."""
 
 from __future__ import annotations
 
@@ -92,11 +89,9 @@ def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], m
 
 
 def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True) -> Nest | None:
-    """``nest`` (dense or interchanged) computing only representatives of ``found``'s
-    groups of at most :data:`MAX_GROUP` indices and, with ``blocks``, its blocks' local
-    symmetries (one copy per block combination, triangular loops), then the orbit copies;
-    None where a loop would start at one it does not run inside (docs/structure.md,
-    "Compressed computation", "Direct sums and vec": where packing does not apply)."""
+    """``nest`` computing only representatives of ``found``'s groups (and, with ``blocks``, its
+    blocks' local symmetries), then the orbit copies; None where a loop would start at one it
+    does not run inside (docs/structure.md, "Compressed computation", "Direct sums and vec")."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -155,9 +150,8 @@ def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True)
 
 # ------------------------------------------------------------------ supports
 def _plan(support: isl.Set, shape: tuple[int, ...]):
-    """How the target's loops cover ``support``: per dimension None (whole), ``("fixed",
-    p)`` (0-based), ``("same", d, offset)`` (dimension d's position + offset, d outer) or
-    ``("from", d)`` (starts at dimension d's); None where no loops state it (a union)."""
+    """How the target's loops cover ``support``: per dimension None (whole), ``("fixed", p)``, ``("same",
+    d, offset)`` (d outer) or ``("from", d)`` (0-based); None where no loops state it (a union)."""
     support = support.coalesce()
     pieces = support.get_basic_sets()
     if len(pieces) != 1 or pieces[0].dim(isl.dim_type.div):
@@ -293,10 +287,8 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
 
 # ------------------------------------------------------------------ summation supports
 def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dict[str, tuple]:
-    """For each summed variable whose summand is zero outside a smaller range (by the
-    promises of what it reads): ``("fixed", p)``, ``("same", u, offset)``, ``("from", u)``
-    or ``("start", p)`` (0-based; u an enclosing variable); what a loop cannot state is
-    left out (a superset of the support: docs/structure.md, "Compressed computation")."""
+    """Per summed variable whose summand the promises confine: :func:`_plan`'s forms or ``("start",
+    p)``, u an enclosing variable; a superset of the support (docs/structure.md, "Compressed computation")."""
     from ..analysis.structure import _Space, _support
     space = _Space(stmt)
     bound = [b for node in ein.nodes(stmt.body) for b in ein.binders(node)]
@@ -326,9 +318,8 @@ def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dic
 
 
 def _inside(offset: int, outer: int, extent: int) -> bool:
-    """Whether p + offset is a position of ``extent`` for every position p of ``outer``:
-    only then may a loop be replaced by its value (docs/structure.md, "Compressed
-    computation": the rules that keep these loops inside the tensors)."""
+    """Whether p + offset is a position of ``extent`` for every position p of ``outer``
+    (docs/structure.md, "Compressed computation")."""
     return offset >= 0 and outer + offset <= extent
 
 
@@ -398,10 +389,8 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
 
 
 def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> tuple[int, int] | None:
-    """(about how many points ``stmt``'s nest visits once :func:`restrict_sums` and
-    :func:`restrict` apply, its dense iteration space), or None where they do not: what
-    the schedule weighs against a dense BLAS step (docs/structure.md, "Supports instead
-    of BLAS").  ``known``: the structures ``infer`` gives (what it reads, its target)."""
+    """(about the points ``stmt``'s nest visits under :func:`restrict_sums` and :func:`restrict`,
+    its dense points), or None where they do not apply (docs/structure.md, "Supports instead of BLAS")."""
     if not isinstance(stmt.body, ein.Sum):
         return None
     extents = {**dict(stmt.index), **dict(stmt.body.index)}
@@ -487,9 +476,8 @@ def _single_sum(body: tuple[Node, ...], slot: int, here) -> tuple[list[Loop], Up
 
 
 def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot: int, here) -> tuple[Node, ...] | None:
-    """``acc = 0; for r..: acc += v; T[here] = acc`` inside the loops ``inner`` as
-    ``for inner: T[here] = 0; for r..: for inner: T[here] += v`` (the same additions in
-    the same order, row AXPYs), else None."""
+    """``acc = 0; for r..: acc += v; T[here] = acc`` inside the loops ``inner`` as row AXPYs
+    ``for inner: T[here] = 0; for r..: for inner: T[here] += v`` (the same additions), else None."""
     matched = _single_sum(body, slot, here)
     if matched is None:
         return None
@@ -503,10 +491,8 @@ def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot:
 # ------------------------------------------------------------------ packed unique sets
 @dataclass(frozen=True)
 class Run:
-    """A run of a blocked dimension's unique positions (docs/structure.md, "Direct sums
-    and vec", step 1): packed positions ``u0 + t`` (t < length) hold the positions
-    ``offset + stride · t`` of ``images`` (0-based; the representative first, then the
-    rest of its orbit under the block's local permutations)."""
+    """A run of a blocked dimension's unique positions: packed ``u0 + t`` (t < length) holds
+    ``offset + stride · t`` of each of ``images`` (docs/structure.md, "Direct sums and vec", step 1)."""
 
     u0: int
     length: int
@@ -548,9 +534,7 @@ def runs(blocks) -> tuple[Run, ...]:
 def _affine0(terms: list[tuple[str, int]], offset: int):
     """The loop-IR index (1-based over 1-based variables) of 0-based ``offset + Σ k · var``."""
     terms = [(v, k) for v, k in terms if k]
-    if not terms:
-        return offset
-    return affine(terms, offset + 1 - sum(k for _, k in terms))
+    return affine(terms, offset + 1 - sum(k for _, k in terms)) if terms else offset
 
 
 def _replace_loads(node: Any, change) -> Any:
@@ -583,10 +567,8 @@ REBUILD_TABLE_STORES = 1024
 
 
 def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
-    """``nest`` over the packed unique positions of its blocked dimensions
-    (docs/structure.md, "Direct sums and vec", steps 1-3), or None where packing does
-    not apply (not the plain chain of the target's loops, a blocked index read other than
-    plainly, padding, copies past MAX_PACKED_BYTES)."""
+    """``nest`` over the packed unique positions of its blocked dimensions, or None where packing
+    does not apply (docs/structure.md, "Direct sums and vec", steps 1-3)."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -673,9 +655,8 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
 
 def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[int, int],
                 dim_runs: Mapping[int, tuple[Run, ...]], packed_shape: tuple[int, ...]) -> list[Node]:
-    """Loops copying ``source``'s unique positions along ``along`` (dimension -> the target
-    dimension whose runs they are) into ``packed``, run by run inside the other
-    dimensions' loops, and zeros in the padding beyond them."""
+    """Loops copying ``source``'s unique positions along ``along`` (dimension -> the target dimension
+    whose runs they are) into ``packed``, run by run, and zeros in the padding beyond them."""
     names = [f"pk{t}" for t in range(len(shape))]
     packed_dims = sorted(along)
     inner: list[Node] = []
@@ -761,10 +742,8 @@ def _rebuild_table(slot: int, packed: int, extents: list[int], dim_runs: Mapping
 
 def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot: int, here, acc_slot: int
            ) -> tuple[Node, ...] | None:
-    """The single sum ``acc = 0; for r..: acc += v; T[here] = acc`` over the loops
-    ``spec`` (the last two packed, multiples of :data:`TILE`) in TILE x TILE register
-    blocks of accumulators (docs/structure.md, "Direct sums and vec", step 2: the same
-    additions in the same order); a triangular last index is triangular in blocks."""
+    """The single sum ``acc = 0; for r..: acc += v; T[here] = acc`` over the loops ``spec`` in
+    TILE x TILE register blocks (docs/structure.md, "Direct sums and vec", step 2)."""
     matched = _single_sum(body, slot, here)
     if matched is None:
         return None
@@ -797,10 +776,8 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], tr
 
 @dataclass(frozen=True)
 class PackedProduct:
-    """The block product of :func:`_tiles` as a matrix product over packed copies:
-    ``target[p, q] = Σ_r left[r, p] (or [p, r]) · right[r, q] (or [q, r])``, 2-D
-    row-major buffers; ``upper``: only p <= q is ever read (docs/structure.md, "The
-    packed product on BLAS")."""
+    """:func:`_tiles`'s block product as ``target[p, q] = Σ_r left[r, p] (or [p, r]) · right[r, q]
+    (or [q, r])``; ``upper``: p <= q only (docs/structure.md, "The packed product on BLAS")."""
 
     target: int
     left: int
@@ -834,9 +811,8 @@ def _unmarked(node: Any) -> Any:
 
 
 def packed_product(node: Node) -> PackedProduct | None:
-    """What ``node`` computes when it is :func:`_tiles`'s block product of a two-factor
-    sum over packed copies (rebuilt from what is found, it must be the same; the loops'
-    marks do not matter), else None: what the ``packed-blas`` loop rewrite replaces."""
+    """What ``node`` computes when it is :func:`_tiles`'s block product of two packed copies (rebuilt
+    from what is found, it must be the same but for the loops' marks), else None."""
     if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
             and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
             and isinstance(node.body[0].body[0], Declare)):
@@ -878,9 +854,8 @@ def packed_product(node: Node) -> PackedProduct | None:
 
 # ------------------------------------------------------------------ the producer packs
 def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
-    """``program`` with each packed copy (:class:`~.ir.PackedCopy`) of a temporary written
-    by its producer instead, where nothing else can tell (``statements``: the schedule's,
-    BLAS steps included): docs/structure.md, "The producer writes the packed layout"."""
+    """``program`` with each packed copy of a temporary written by its producer instead
+    (docs/structure.md, "The producer writes the packed layout")."""
     buffers = program.buffers
     nests = list(program.nests)
     slots_after = list(buffers.buffers)
@@ -926,9 +901,7 @@ def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPl
     rest: list[Node] = []
     for n in nests[k].body:
         (copies if _stores_only(n, pc.packed) else rest).append(n)
-    if not copies or any(l.slot == source for l in loads(rest)):
-        return None
-    if any(stride != 1 for _, _, stride, _ in pc.runs):
+    if not copies or any(l.slot == source for l in loads(rest)) or any(stride != 1 for _, _, stride, _ in pc.runs):
         return None
     body: list[Node] = []
     for node in nests[j].body:
@@ -988,9 +961,7 @@ def _store_packed(node: Node, pc: PackedCopy) -> tuple[Node, ...] | None:
                 return None
             body.extend(got)
         return (replace(node, body=tuple(body)),)
-    if any(isinstance(n, Store) and n.slot == pc.source for n in walk((node,))):
-        return None
-    return (node,)
+    return None if any(isinstance(n, Store) and n.slot == pc.source for n in walk((node,))) else (node,)
 
 
 def _cut(loop: Loop, pc: PackedCopy) -> tuple[Node, ...]:

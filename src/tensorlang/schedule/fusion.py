@@ -1,6 +1,4 @@
-"""Fusion over a shared batch loop (:func:`fusion_groups`: legality in :func:`_candidates`,
-cost in :class:`Fusion`, hoisted transposes): docs/c-backend.md, "Fused loops over a shared batch".
-"""
+"""Fusion over a shared batch loop (:func:`fusion_groups`): docs/c-backend.md, "Fused loops over a shared batch"."""
 
 from __future__ import annotations
 
@@ -120,10 +118,8 @@ def _batch(stmt: ir.Statement) -> tuple[str, int] | None:
     if not stmt.index or as_domain(stmt.index).conditions or stmt.target in stmt.reads or is_sample(stmt):
         return None  # (a field probe's probe tensor is a library step: schedule/probe.py)
     var, extent = stmt.index[0]
-    if extent < 2:
-        return None
-    if any(var in {name for name, _ in ir.binders(node)} for node in ir.nodes(stmt.body)):
-        return None  # the batch variable is bound again inside: its accesses name another loop
+    if extent < 2 or any(var in {name for name, _ in ir.binders(node)} for node in ir.nodes(stmt.body)):
+        return None  # (or the batch variable is bound again inside: its accesses name another loop)
     return var, extent
 
 

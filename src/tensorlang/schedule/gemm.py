@@ -1,6 +1,4 @@
-"""A matmul step as row-major GEMMs over its buffers as they are (:func:`gemm_of`; None: it
-needs a copy), the one decision of numpy.matmul over views and the C target's BLAS calls.
-"""
+"""A matmul step as row-major GEMMs over its buffers as they are (:func:`gemm_of`), for numpy and C."""
 
 from __future__ import annotations
 
@@ -65,9 +63,8 @@ def _grouped(indices, first, second) -> bool | None:
 
 
 def gemm_of(step) -> Gemm | None:
-    """The GEMMs of a mode product or GEMM step over its buffers as they are; None for
-    another step, or where an operand or the result would need a copy (the batch not
-    leading everywhere, or a group of axes split) or the step has no statement."""
+    """The GEMMs of a mode product or GEMM step over its buffers as they are; None for another
+    step, one without its statement, or where an operand or the result would need a copy."""
     if isinstance(step, ModeStep):
         return mode_gemm(step)
     if not isinstance(step, GemmStep) or (stmt := step.statement) is None:
@@ -90,9 +87,8 @@ def gemm_of(step) -> Gemm | None:
 
 
 def runs(step, blas_int_max: int | None, pad: int) -> str:
-    """Where a BLAS step runs (:data:`.steps.RUNS`): ``c`` where the target calls BLAS from
-    C (``blas_int_max``: its BLAS's largest integer) and the GEMMs (:func:`gemm_of`) need
-    no copy and fit it; else ``numpy.matmul`` (on views where ``pad`` > 1) or opt_einsum."""
+    """Where a BLAS step runs (:data:`.steps.RUNS`): ``c`` where the target calls BLAS from C
+    (``blas_int_max``) and :func:`gemm_of` needs no copy and fits it; else numpy.matmul or opt_einsum."""
     if isinstance(step, EinsumStep):
         return "opt_einsum"
     gemm = gemm_of(step) if blas_int_max is not None else None

@@ -1,7 +1,5 @@
-"""A Gram product the optimizer turned into a chain, taken back: ``Y = X W; T[i,l] = Σ_r
-X[r,l] Y[r,i]; S = T W`` becomes ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` where that is a Gram step
-that pays and does less work (an exact match: docs/c-backend.md, "Gram steps").
-"""
+"""A Gram product the optimizer turned into a chain, taken back where a Gram step pays
+(docs/c-backend.md, "Gram steps")."""
 
 from __future__ import annotations
 

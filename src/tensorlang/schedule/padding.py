@@ -1,8 +1,5 @@
-"""Padding (paper 000 §4): which loops of a statement may run over padded extents.
-
-The rules (vanishing at padding, the three modes per statement, padded Σs, what auto
-chooses) are docs/c-backend.md, "Padding"; each function below names the rule it decides.
-"""
+"""Padding (paper 000 §4): which loops of a statement may run over padded extents; the rules:
+docs/c-backend.md, "Padding"."""
 
 from __future__ import annotations
 
@@ -33,9 +30,7 @@ def padded(n: int, pad: int) -> int:
 
 def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
     """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up."""
-    if pad <= 1 or not shape:
-        return tuple(shape)
-    return (*shape[:-1], padded(shape[-1], pad))
+    return tuple(shape) if pad <= 1 or not shape else (*shape[:-1], padded(shape[-1], pad))
 
 
 #: The largest pad (far past any SIMD width or cache line).
@@ -149,10 +144,8 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
     if bound & set(here):
         return StatementPadding(pad, TRUE, rezero=every, why="an index is both a target and a summed index")
     sums = padded_sums(stmt.body, layout)
-    extents: dict[str, int] = {}
-    for node in ir.nodes(stmt.body):
-        if isinstance(node, ir.Sum):
-            extents.update((name, padded(n, pad)) for name, n in node.index if name in sums)
+    extents = {name: padded(n, pad) for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum)
+               for name, n in node.index if name in sums}
     if not stmt.index:
         return StatementPadding(pad, PADDED if extents else TRUE, extents, why="a scalar target")
     last, n = stmt.index[-1]
@@ -232,9 +225,8 @@ class AutoPad:
 
 
 def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
-    """``pad="auto"`` (000 §4): the vector ``width`` (elements) for the buffers or the fused
-    loops' locals where padding removes remainders and pays, given the *unpadded*
-    ``schedule`` (docs/c-backend.md, "What auto chooses")."""
+    """``pad="auto"``: the vector ``width`` for the buffers or the fused loops' locals, given the
+    *unpadded* ``schedule`` (docs/c-backend.md, "What auto chooses")."""
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
     fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]
@@ -298,9 +290,7 @@ def vector_ops(n: int, width: int) -> int:
     whole vectors, a half-width one, then single elements (7 doubles at 8 lanes: 4 and 3)."""
     half = width // 2
     whole, rest = divmod(n, width)
-    if half < 1:
-        return whole + rest
-    return whole + rest // half + rest % half
+    return whole + rest if half < 1 else whole + rest // half + rest % half
 
 
 def _memory_bound(groups) -> str | None:
@@ -354,9 +344,8 @@ def local_rezero(stmt: ir.Statement, pad: int, layout: frozenset[str] | None = N
 
 
 def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[ir.Program, frozenset[str]]:
-    """``program`` with each fused group's batched buffers with a remainder of ``width``
-    read through ``X_p[e,...] = X[e,...]`` before the group and written through
-    ``Y[e,...] = Y_p[e,...]`` after it (plan's ``local_pad``), and the copies' names."""
+    """``program`` with each fused group's batched buffers with a remainder of ``width`` read through
+    ``X_p[e,...] = X[e,...]`` and written through ``Y[e,...] = Y_p[e,...]``, and the copies' names."""
     statements = list(program.statements)
     shapes = dict(program.shapes)
     decls = list(program.decls)

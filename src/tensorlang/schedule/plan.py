@@ -1,8 +1,5 @@
-"""The schedule of a program (:func:`plan`, once per kernel for every target): the buffer
-plan (:class:`BufferPlan`, 002 §6.2-6.3), BLAS or loops per statement (:func:`choose`),
-loop statements grouped into :class:`~.steps.LoopStep` s, and fusion (:mod:`.fusion`);
-``--emit schedule`` prints it (docs/architecture.md).
-"""
+"""The schedule of a program (:func:`plan`): the buffer plan (002 §6.2-6.3), BLAS or loops per
+statement (:func:`choose`), loop steps and fusion; ``--emit schedule`` prints it (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -55,9 +52,8 @@ class Buffer:
 
 @dataclass(frozen=True)
 class BufferPlan:
-    """The slots of a schedule (slot n is ``buffers[n]``) and the element size.  ``shared``:
-    the temporaries in another's buffer (002 §6.2-6.3): of the owner's shape through its
-    slot (:attr:`slot_of`), of another through an alias slot, a view (:attr:`aliased`)."""
+    """The slots of a schedule (slot n is ``buffers[n]``) and the element size; ``shared``: the
+    temporaries in another's buffer (002 §6.2-6.3), through its slot or an alias slot (a view)."""
     buffers: tuple[Buffer, ...]
     itemsize: int
     shared: tuple[Sharing, ...] = ()
@@ -198,9 +194,8 @@ def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
                 pad: int = 1, locals_: tuple[Local, ...] = (), into_results: bool = True,
                 sums: bool = True, from_c: bool = False) -> BufferPlan:
-    """A slot per declared variable, in order, but the temporaries that reuse a dead one's
-    buffer (``reuse``, 002 §6.2-6.3) and ``locals_`` (the fused loops'), then the scratch
-    slot where a statement needs one.  ``roles``: the declarations' by default."""
+    """A slot per declared variable but the temporaries that reuse a dead one's buffer (``reuse``,
+    002 §6.2-6.3) and ``locals_`` (the fused loops'), then the scratch slot where a statement needs one."""
     if roles is None:
         roles = declared_roles(program.decls)
     own = {local.name for local in locals_}
@@ -233,10 +228,8 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False,
            gram: int | None = None, gemm_copies: bool = True) -> Step | str:
-    """The library step that runs ``stmt`` (a probe, a Gram product where ``gram``, the
-    vector bytes, allows, a mode product, a GEMM, opt_einsum's path), or why the loop
-    nest does (docs/c-backend.md, "BLAS steps").  ``from_c``: :data:`.steps.C_BLAS_WORK`;
-    ``gemm_copies=False``: a GEMM that copies is an einsum step."""
+    """The library step that runs ``stmt``, or why the loop nest does (docs/c-backend.md, "BLAS steps");
+    ``gram``: the vector bytes; ``from_c``: :data:`.steps.C_BLAS_WORK`; ``gemm_copies=False``: no copying GEMM."""
     library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
     if library is not None:
         return library
@@ -330,10 +323,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
          gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True, blas_int_max: int | None = None) -> Schedule:
-    """The schedule of ``program`` for ``dtype``.  ``pad`` > 1: 000 §4; ``fuse``: fused
-    batch loops; ``from_c``, ``gram``, ``gemm_copies``: as :func:`choose` (with ``gram``
-    first :func:`gram_merged` and :mod:`.gram_chain`); ``visits``, ``blocks``: the facts
-    (:func:`_sparse_sums`, :func:`_block_structured`); ``blas_int_max``: :func:`.gemm.runs`."""
+    """The schedule of ``program`` for ``dtype``; ``from_c``, ``gram``, ``gemm_copies``: as :func:`choose`;
+    ``visits``, ``blocks``: :func:`_sparse_sums`, :func:`_block_structured`; ``blas_int_max``: :func:`.gemm.runs`."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     roles = declared_roles(program.decls) if roles is None else roles
@@ -415,8 +406,7 @@ def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
 
 def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
     """``program`` with every read of a variable in its statement's target's slot renamed to
-    the target (002 Fig. 16: ``y = s * x`` with y in x's buffer runs as ``y = s * y``, an
-    ordinary in-place statement for every later stage)."""
+    the target (002 Fig. 16: ``y = s * x`` with y in x's buffer runs as ``y = s * y``)."""
     slot_of = buffers.slot_of
     statements = []
     for stmt in program.statements:
@@ -434,8 +424,7 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
 
 def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
     """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10), by
-    target, with why they stay loop nests (their unique entries only; for moments, 003 §2, how
-    many: those unique by the symmetries of dimensions and blocks, docs/structure.md)."""
+    target, with why they stay loop nests (docs/structure.md)."""
     return {stmt.target: f"structure: {f.describe()}" + (f"; the loops compute the {count(f.pairwise_unique)} entries "
                                                          "these symmetries leave" if f.moments is not None else "")
             for stmt in program.statements if (f := found.get(stmt.target)) is not None and f.redundant_blocks

@@ -1,7 +1,5 @@
-"""The probe step: a field probe's probe tensor (a ``Sample`` statement, ein/fields.py) as a
-library kernel the schedule chooses and the C target renders (targets/c/probe.py); the
-step decides whether the points are first sorted by the image's blocks (:func:`sorts`;
-docs/internals/fields-probes.md has the layout and the measurements)."""
+"""The probe step: a ``Sample`` statement as a library kernel that the C target renders
+(docs/internals/fields-probes.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The steps of a schedule, values over buffer slots that the targets run: :class:`LoopStep`
-(loop nests) and the library steps for statements BLAS computes (:func:`blas_shape`;
-:meth:`pays`: whether one beats the loop nest; docs/c-backend.md, "BLAS steps").
-"""
+"""The steps of a schedule over buffer slots: :class:`LoopStep` and the library steps
+(docs/c-backend.md, "BLAS steps")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""STUR, the rule language of StructTensor (paper 003), in the public tool's syntax
-(docs/structure.md): ``parser`` to :mod:`.ast`, ``check`` (the ``stur-*`` rules),
-``semantics`` (the oracle), ``lower`` to EIN, ``printer`` back to text.
-"""
+"""STUR, the rule language of StructTensor (paper 003), in the public tool's syntax: parser,
+checker, oracle, lowering to EIN and printer (docs/structure.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The AST of STUR programs (paper 003 §4, Fig. 5, in the public tool's ASCII form; the
-syntax: docs/structure.md, "STUR in one page").  Every node is frozen and carries the
-span of its text.
-"""
+"""The AST of STUR programs (003 §4, Fig. 5; docs/structure.md, "STUR in one page"): frozen
+nodes, each with the span of its text."""
 
 from __future__ import annotations
 
@@ -71,9 +69,8 @@ class Number:
 
 @dataclass(frozen=True)
 class Condition:
-    """A chained comparison ``(e0 op1 e1 op2 e2 ...)``: the conjunction of
-    ``e0 op1 e1``, ``e1 op2 e2``, ...  Its value is 1 where it holds, else the point is
-    not in the rule's iteration set."""
+    """A chained comparison ``(e0 op1 e1 op2 e2 ...)``: 1 where every link holds, else the point
+    is not in the rule's iteration set."""
 
     exprs: tuple[IExpr, ...]
     ops: tuple[str, ...]
@@ -105,9 +102,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Program:
-    """A STUR file: ``symbols``, ``outputs`` (empty: every computed tensor outside the
-    preprocessing block), ``iters`` (loop orders: tensor -> variables), its rules in
-    order, and ``params``, the values given for the symbols (``--param``)."""
+    """A STUR file: ``symbols``, ``outputs`` (empty: every computed tensor outside the preprocessing
+    block), ``iters`` (loop orders), its rules in order, and ``params`` (``--param``)."""
 
     symbols: tuple[str, ...]
     outputs: tuple[str, ...]

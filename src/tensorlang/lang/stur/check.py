@@ -1,6 +1,4 @@
-"""The STUR checker: the ``stur-*`` rules of docs/structure.md, "The checker's rules"
-(a program without values for its symbols is checked with stand-in values).
-"""
+"""The STUR checker: the ``stur-*`` rules of docs/structure.md, "The checker's rules"."""
 
 from __future__ import annotations
 
@@ -39,9 +37,8 @@ Alternative = tuple[tuple[ast.IExpr, str, ast.IExpr], ...]
 
 @dataclass(frozen=True)
 class Term:
-    """One product of a rule, ready to evaluate or lower: its variables' boxes (0-based,
-    inclusive), accesses, constant factor, ``masks`` (disjunctions of conjunctions of
-    comparisons) and ``constraints`` (their affine ones, normalised)."""
+    """One product of a rule, ready to evaluate or lower: its variables' boxes (0-based, inclusive),
+    accesses, factor, ``masks`` (disjunctions of conjunctions) and their affine ``constraints``."""
 
     rule: ast.Rule
     product: ast.Product

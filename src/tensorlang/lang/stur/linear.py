@@ -1,8 +1,5 @@
-"""Integer index arithmetic of STUR: the value of an index expression at integer points
-(:func:`evaluate`, C's truncating division), its affine form once the symbols have values
-(:func:`affine`, None where not affine), and the box constraints ``L >= 0`` or ``L = 0``
-imply (:func:`propagate`: interval propagation).
-"""
+"""Integer index arithmetic of STUR: values at integer points (:func:`evaluate`), affine forms
+(:func:`affine`) and the boxes constraints imply (:func:`propagate`)."""
 
 from __future__ import annotations
 
@@ -127,9 +124,7 @@ def _affine(e: ast.IExpr, values: Mapping[str, int]) -> Lin | None:
     if isinstance(e, ast.INum):
         return Lin((), e.value)
     if isinstance(e, ast.IName):
-        if e.name in values:
-            return Lin((), int(values[e.name]))
-        return Lin(((e.name, 1),), 0)
+        return Lin((), int(values[e.name])) if e.name in values else Lin(((e.name, 1),), 0)
     if isinstance(e, ast.INeg):
         inner = affine(e.arg, values)
         return None if inner is None else Lin.of({}, 0).plus(inner, -1)
@@ -163,10 +158,7 @@ def constraint(left: ast.IExpr, op: str, right: ast.IExpr, values: Mapping[str, 
         return None
     if op == "=":
         return Constraint(b.plus(a, -1), "=")
-    if op in ("<=", "<"):
-        lin = b.plus(a, -1)
-    else:
-        lin = a.plus(b, -1)
+    lin = b.plus(a, -1) if op in ("<=", "<") else a.plus(b, -1)
     if op in ("<", ">"):
         lin = lin.plus(Lin((), 1), -1)
     return Constraint(lin, ">=")

@@ -1,7 +1,5 @@
-"""Lowering STUR to EIN: one statement per rule, one Σ per product, where the six steps of
-docs/structure.md, "Compiling: lowering to EIN", solve its conditions away; any other
-product is error[backend] (the reference interpreter runs every program).
-"""
+"""Lowering STUR to EIN: one statement per rule, one Σ per product, by the six steps of
+docs/structure.md, "Compiling: lowering to EIN"; any other product is error[backend]."""
 
 from __future__ import annotations
 
@@ -36,9 +34,8 @@ def lower_program(checked: CheckedProgram) -> ir.Program:
 
 
 def declared_structure(model: Model, name: str) -> Structure | None:
-    """An input's U (and R) facts as the EIN declaration's structure where they are a
-    unique set of affine conditions with no redundancy map or a matrix's symmetric one;
-    else None (dense, always sound)."""
+    """An input's U (and R) facts as the EIN declaration's structure where they are affine conditions
+    with no redundancy map or a matrix's symmetric one; else None (dense, always sound)."""
     fact = model.uniques.get(name)
     rank = len(model.shapes[name])
     if fact is None or not rank:
@@ -206,9 +203,8 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
 
 
 def _unrolled(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr | None:
-    """Step 6: the product as the sum of its cases v = lo .. hi of the variable with the
-    fewest values (at most :data:`MAX_UNROLL`) whose fixing makes every condition affine,
-    each lowered by steps 1-5; None where no variable does."""
+    """Step 6: the product as the sum of its cases over the variable with the fewest values (at most
+    :data:`MAX_UNROLL`) whose fixing makes every condition affine; None where no variable does."""
     for v in sorted(term.variables, key=lambda u: term.box[u][1] - term.box[u][0]):
         lo, hi = term.box[v]
         if hi - lo + 1 > MAX_UNROLL:

@@ -1,7 +1,5 @@
-"""Parser for ``.stur`` files: ``grammar.lark`` (LALR(1), the transformer inline) to the
-AST of :mod:`.ast`, error[syntax] at the offending token.  ``@preprocess_start`` /
-``@preprocess_end`` mark the rules between them; header lines may come anywhere.
-"""
+"""Parser for ``.stur`` files: ``grammar.lark`` (LALR(1)) to the AST of :mod:`.ast`, error[syntax]
+at the offending token."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``--check-structure``: does each input keep the promise its U and R facts make
-(docs/structure.md, "Meaning")?  The first entry in row-major order that breaks it is
-error[structure]; a copy agrees up to float64 rounding (:func:`tensorlang.ein.structure.agree`).
-"""
+"""``--check-structure``: the first entry of an input that breaks its U and R facts' promise is
+error[structure] (docs/structure.md, "Meaning")."""
 
 from __future__ import annotations
 
@@ -78,9 +76,8 @@ def keep_promise(checked: CheckedProgram, name: str, value: np.ndarray) -> np.nd
 
 
 def _promised(model: Model, name: str, value: np.ndarray):
-    """(where entries are free: the unique set and outside the tensor's dimensions, what
-    every other entry must be, where that is a copy), or None where the redundancy map
-    is not of the form c * (conditions) * (ip = e) ..."""
+    """(where entries are free, what every other entry must be, where that is a copy), or None where
+    the redundancy map is not of the form c * (conditions) * (ip = e) ..."""
     shape = value.shape
     args = tuple(f"_{n}" for n in range(len(shape)))
     grids = [np.arange(n, dtype=np.int64).reshape([1] * a + [n] + [1] * (len(shape) - a - 1)) for a, n in enumerate(shape)]
@@ -119,10 +116,8 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
         return
     position = tuple(int(p) for p in np.argwhere(bad)[0])
     where_text = f"{name}({', '.join(map(str, position))})"
-    if covered[position]:
-        why = f"is a redundant copy by {name}:R and should be {float(expected[position])!r}"
-    else:
-        why = f"is outside the unique set {name}:U and should be 0"
+    why = (f"is a redundant copy by {name}:R and should be {float(expected[position])!r}" if covered[position]
+           else f"is outside the unique set {name}:U and should be 0")
     message = f"input {name!r} breaks its structure: {where_text} = {float(value[position])!r} {why}"
     fact = model.uniques[name]
     raise TensorLangError("structure", message, diagnostics=[Diagnostic("structure", message, fact.head_span,

@@ -1,6 +1,4 @@
-"""The reference semantics of STUR (the oracle): the dense meaning of the rules, as
-docs/structure.md ("Meaning (the reference interpreter)" and "Reciprocals") states it.
-"""
+"""The reference semantics of STUR: docs/structure.md, "Meaning (the reference interpreter)"."""
 
 from __future__ import annotations
 

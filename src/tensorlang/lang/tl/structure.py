@@ -1,7 +1,5 @@
-"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8): each means a
-:class:`~tensorlang.ein.structure.Structure`, checked against its declaration's shape by
-rule t-structure (docs/language.md, "Structure annotations").
-"""
+"""Structure annotations of the model language, each a :class:`~tensorlang.ein.structure.Structure`
+checked by rule t-structure (SPEC §4; docs/language.md, "Structure annotations")."""
 
 from __future__ import annotations
 
