@@ -61,16 +61,6 @@ def test_the_c_printer_follows_the_loop():
 XTX = "in var X : [4096 32]\nout var S : [32 32]\nS[i,j] = sum(r) X[r,i] * X[r,j]\n"
 
 
-def _each_parallel_loop(loops, **changes):
-    """``loops`` with ``changes`` made to every parallel loop."""
-    def change(node):
-        if not isinstance(node, Loop):
-            return node
-        return replace(node, body=tuple(change(n) for n in node.body), **(changes if node.parallel else {}))
-
-    return replace(loops, nests=tuple(replace(n, body=tuple(change(b) for b in n.body)) for n in loops.nests))
-
-
 def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypatch):
     monkeypatch.setattr(GramStep, "why_not", lambda self, vector_bytes: None)  # the Gram step at any size
     schedule = plan(optimize(tl.compile(XTX, backend="interp").ein).program, "float64", gram=64, from_c=True)
@@ -83,16 +73,6 @@ def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypat
     assert loop_program(schedule, parallel_work=1, skip=("parallel",)).teams == ()  # skipped: one thread
     source = print_c(schedule, replace(loops, teams=((0, 3),))).source
     assert "#define TEAM 3\n" in source and "#define TEAM 2\n" not in source
-
-
-def _each_parallel_loop(loops, **changes):
-    """``loops`` with ``changes`` made to every parallel loop."""
-    def change(node):
-        if not isinstance(node, Loop):
-            return node
-        return replace(node, body=tuple(change(n) for n in node.body), **(changes if node.parallel else {}))
-
-    return replace(loops, nests=tuple(replace(n, body=tuple(change(b) for b in n.body)) for n in loops.nests))
 
 
 def test_the_loops_stage_sets_the_probe_steps_threads_and_the_c_follows_it():

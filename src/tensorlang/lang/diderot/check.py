@@ -205,6 +205,10 @@ class Checker:
             if sv.output and base.kind not in ("int", "bool", "tensor"):
                 self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
                                    "(or sequences of them), which NRRD files hold", sv, ty)
+        files: dict[str, str] = {}  # an output's files and options spell a prime as p (y' -> yp.nrrd, -o-yp)
+        for sv in (sv for sv in strand.state if sv.output):
+            if (other := files.setdefault(file := sv.name.replace("'", "p"), sv.name)) != sv.name:
+                self.fail("redeclared", f"outputs {other} and {sv.name} would both be written to {file}.nrrd: rename one", sv)
         if (missing := "output variable" if not any(sv.output for sv in strand.state) else None if "update" in dict(strand.methods)
                 else "update method"):  # (diderotc: "missing an update method")
             self.fail("syntax", f"strand {strand.name} has no {missing}", strand)
@@ -223,18 +227,16 @@ class Checker:
                     self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
                                         "create a collection (initially { ... }, create_collection) instead", create)
         scope, outer = _Scope(top, "local"), _Scope(top, "local")  # (the ranges see no iterator, as in diderotc)
-        for it in create.iters:
-            if it.name in scope.names:  # (diderotc binds the first; C and the interpreter the last: refused)
-                self.fail("redeclared", f"the iterator {it.name} is declared twice", it)
+        for it in create.iters:  # (of two iterators of one name, the first is bound, as in diderotc)
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
                     self.integer(end, outer, "an iteration range's ends are integers")
-                scope.names[it.name] = INT
+                scope.names.setdefault(it.name, INT)
             else:
                 dom = self.expr(it.domain, outer)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
-                scope.names[it.name] = elem(dom)
+                scope.names.setdefault(it.name, elem(dom))
         self.new_args(create.strand, create.args, scope, create)
 
     def new_args(self, name: str, args, scope: _Scope, node) -> None:

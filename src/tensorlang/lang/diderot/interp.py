@@ -1116,7 +1116,7 @@ def create(rt: Runtime):
         raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
     rt.making = total
     for combo in itertools.product(*[r for _, r in ranges]):
-        loc = {name: v for (name, _), v in zip(ranges, combo)}
+        loc = dict(reversed([(name, v) for (name, _), v in zip(ranges, combo)]))  # (the first of one name, as diderotc)
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
     rt.making = None

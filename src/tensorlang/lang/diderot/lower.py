@@ -1300,13 +1300,15 @@ def lower(checked: Checked) -> S.StrandIR:
     n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
     state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
-    iters = [it.name if "'" not in it.name else str(k) for k, it in enumerate(p.create.iters)]  # (i' is no C name)
+    names = [it.name for it in p.create.iters]  # (i' is no C name; of two iterators of one name the first is bound)
+    iters = [n if "'" not in n and n not in names[:k] else str(k) for k, n in enumerate(names)]
     # create: the arguments, then the state initializers in order
     L.where = "create"
     for it, cname in zip(p.create.iters, iters):  # an iterator over a sequence is its item at the strand's index
         ref = S.Ref("l", f"it_{cname}", "int")
-        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{cname}"]) if isinstance(it.domain, A.Range) \
+        bound = (scal(ref, "int"), [f"it_{cname}"]) if isinstance(it.domain, A.Range) \
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
+        L.scopes[0].setdefault(it.name, bound)
     for prm, arg in zip(strand.params, p.create.args):
         L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
     create = tuple(L.out)

@@ -185,9 +185,9 @@ class StrandProgram:
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
                 check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"{kind} {name}")
                 value = list(value)
-                item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
-                arr = np.asarray(value) if value else np.zeros((0,) + item)
-                if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
+                item = _item_shape(ty.elem)
+                arr = np.asarray(value, dtype=object if item is None else None) if value else np.zeros((0,) + (item or ()))
+                if item is not None and (arr.dtype.kind not in "biuf" or arr.shape[1:] != item):
                     raise error("input", f"{kind} {name} is {ty}, got {_short(value)}: not a sequence of "
                                          f"{ty.elem}")
             return rt.sequence(value, ty.elem)
@@ -240,3 +240,12 @@ def _dynamic(v, ty: Ty) -> np.ndarray:
 
 def _dtype(ty: Ty):
     return {"int": np.int64, "bool": bool}.get(ty.kind, np.float64)
+
+
+def _item_shape(ty: Ty | None) -> tuple[int, ...] | None:
+    """The array shape of a sequence's item (a fixed-length sequence's items nested: ``real[3][2]``'s
+    is (3,)), or None where an item holds a sequence of any length (checked as it is read)."""
+    if ty is None or ty.kind != "seq":
+        return tuple(ty.shape or ()) if ty is not None else ()
+    inner = _item_shape(ty.elem)
+    return None if ty.n is None or inner is None else (ty.n, *inner)
