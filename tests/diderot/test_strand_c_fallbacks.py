@@ -618,3 +618,50 @@ def test_a_global_start_block_beside_a_sphere_query_runs_in_c_and_its_radius_is_
     assert counts[0] == counts[2] == [3, 4, 5, 6, 6, 6, 6, 5, 4, 3] and counts[1] == [1, 2, 2, 2, 2, 2, 2, 2, 2, 1]
     _, none = agree(p, {"n": 0})
     assert none.printed == "start 0\n"
+
+
+@needs_cc
+def test_a_nested_query_in_a_loop_gives_its_arena_cells_back(monkeypatch):
+    """Each pass of the outer query copies its neighbours into the arena: they were held until the
+    method ended, so 4,000 passes took more than a thread's share (error[too-large], no position)."""
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 18))  # 2^14 cells a thread
+    a, _ = agree(_prog("""#version 2.0
+strand S (int i) {
+  real pos = 0.1 * real(i);
+  output real c = 0.0;
+  update { foreach (int t in 0..3999) { c += sum { sum { 1.0 | q in sphere(1.5) } | p in sphere(1.1) }; } stabilize; }
+}
+create_collection { S(i) | i in 0..5 }
+"""))
+    assert a.outputs["c"].tolist() == [100000.0] * 6
+    agree(_prog("""#version 2.0
+strand S (int i) {
+  real pos = 0.1 * real(i);
+  output real c = 0.0;
+  update {
+    real[] ds = {}; real[] es = {1.0};
+    foreach (int t in 0..2) { foreach (S p in sphere(1.1)) { ds = ds @ sum { q.pos | q in sphere(1.5) }; es = {1.0, p.pos}; } }
+    c = sum { d | d in ds } + es[1] + real(length(ds)); stabilize;
+  }
+}
+create_collection { S(i) | i in 0..5 }
+"""))  # (its cells kept: the body sets sequences declared before it)
+
+
+@needs_cc
+def test_a_method_loads_only_the_kept_sequences_it_names(monkeypatch):
+    """``update`` never names ``hist``: it is no longer copied into the arena each step, so its
+    cells do not count against the method's share of a thread (two threads failed where one ran)."""
+    p = _prog("""#version 2.0
+input int m = 100000;
+strand S (int i) {
+  output real{} hist = { real(k) | k in 0..m-1 };
+  output int k = 0;
+  update { real{} s = { real(j) | j in 0..m-1 }; k += length(s); if (k >= 3 * m) stabilize; }
+}
+create_collection { S(i) | i in 0..0 }
+""")
+    agree(p, {"m": 50})
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 22))  # 2^17 cells a thread of two: hist and s take more
+    for threads in (1, 2):
+        assert p.run({}, backend="c", threads=threads).outputs["k"].tolist() == [300000]

@@ -1023,11 +1023,12 @@ class Lowerer:
             self.emit(S.Set("l", x.name, y))
         self.emit(S.Set("s", name, S.Call("tl_ar_keep", (h, q.base, q.n, c), "int", at)))
 
-    def load_kept(self) -> None:
-        """A method's start: the state's sequences of any length copied into the arena (their locals)."""
+    def load_kept(self, body) -> None:
+        """A method's start: the state's sequences of any length it names copied into the arena (their locals)."""
+        named = {n.name for n in A.walk(body) if isinstance(n, (A.Var, A.Assign))}
         self.dstate = {name: LSeq(self.local(S.Call("tl_ar_kget", (S.Ref("s", name, "int"), _const(max(1, _size(elem(ty))), "int")), "int")),
                                   self.local(S.Call("tl_kp_len", (S.Ref("s", name, "int"),), "int")), _shape(elem(ty)), _scalar(elem(ty)))
-                       for name, ty in self.kept.items()}
+                       for name, ty in self.kept.items() if name in named}
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
@@ -1325,7 +1326,7 @@ def lower(checked: Checked) -> S.StrandIR:
             return None
         L.out, L.scopes, L.where, L.probes = [], [{}], where, {}
         if where == "strand":
-            L.load_kept()
+            L.load_kept(body)
         L.stmt(body)
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")

@@ -238,7 +238,7 @@ class Renderer:
         """A reduction (or foreach) over a set of strands or the neighbours a sphere query
         finds: the loop's head by the set, then one fold of ``value`` by the operator."""
         t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
-        out = [f"{pad}{ty} {t} = {_INIT.get(f'{s.op} {s.ty}', _INIT.get(s.op, '0'))};"] if s.op != "each" else []
+        back, out = False, [f"{pad}{ty} {t} = {_INIT.get(f'{s.op} {s.ty}', _INIT.get(s.op, '0'))};"] if s.op != "each" else []
         if id(s) in self.blocked and self.method == "update":
             b = self.blocked[id(s)]
             out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
@@ -254,8 +254,10 @@ class Renderer:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
                         f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), "j1" if self.inner else "j"
+            own = {x.name for x in S.nodes(s.body, S.Local)}  # (given back at its end unless the body sets an int from before: a cell)
+            back = nest and not any(x.space == "l" and x.name not in own and x.value.ty == "int" for x in S.nodes(s.body, S.Set))
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
-                out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0); nn_ = ab_ < 0 ? 0 : nn_;",
+                out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0), top_ = ab_; nn_ = ab_ < 0 ? 0 : nn_; (void)top_;",
                         f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
             out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
                     f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
@@ -273,7 +275,7 @@ class Renderer:
         self.inner -= s.which == "sphere"
         if s.op in _FOLDS:
             out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
-        out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
+        out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"] + [f"{pad}    if (top_ >= 0) tl_ar_top = top_;"] * back
         if fin := _FINAL.get(s.op if s.ty == "real" else f"{s.op} {s.ty}"):
             out.append(f"{pad}    {fin.format(t=t)}")
         return out + [f"{pad}}}"]
