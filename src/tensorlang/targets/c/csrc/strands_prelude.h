@@ -77,8 +77,8 @@ TL_AR(, double, r) TL_AR(i, int64_t, i)
    top, else a copy of both at the top (a cell taken is never written again) */
 static int64_t tl_ar_cat(int64_t a, int64_t na, int64_t b, int64_t nb, int64_t c, int64_t at) {
     if (na <= 0 || nb <= 0) return na <= 0 ? b : a;
-    if (a < 0 || b < 0) return -1;
     int64_t la = na * c, lb = nb * c, r = a + la == tl_ar_top ? a : -1;  /* (na, nb: within the cells a, b took) */
+    if (!tl_ar_ok(a, la - 1) || !tl_ar_ok(b, lb - 1)) { if (a >= 0 && b >= 0) tl_fail(4, at); return -1; }  /* (never past the top) */
     if (a + la == b) return a;
     if (r < 0 && (r = tl_ar_new(la, 1, at)) >= 0) memcpy(tl_ar + r, tl_ar + a, sizeof(tl_cell) * (size_t)la);
     if (r < 0 || tl_ar_new(lb, 1, at) < 0) return -1;
