@@ -235,3 +235,32 @@ def test_two_outputs_one_file_is_refused_where_it_is_declared():
     with pytest.raises(TensorLangError, match="yp.nrrd") as info:
         check(parse_program(text))
     assert info.value.code == "redeclared"
+
+
+NESTED_ANY = """#version 2.0
+input real{}{} a = {{1.0, 4.0}, {2.0, 3.0}};
+strand S (int i) {
+  output real z = 0.0;
+  update { z = a[1][0] + real(length(a[0])); stabilize; }
+}
+create_collection { S(i) | i in 0..0 };
+"""
+
+
+@pytest.mark.parametrize("value, z", [(None, 4.0), ([[1.0], [2.0, 3.0, 4.0]], 3.0), ([[1, 2], (3,)], 5.0),
+                                      ([["x"], [1.0]], None), ([[1.0], "ab"], None), ([[[1.0]], [2.0]], None),
+                                      ([1.0, 2.0], None), ([[1.0], [{}]], None)])
+def test_an_input_of_sequences_of_any_length_is_checked_item_by_item(value, z):
+    """Items of a ``real{}{}`` input are sequences of reals of any length: others are error[input] (a string
+    item was read as a sequence, a real item was a TypeError)."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program, strands
+    from tensorlang.lang.diderot import typecheck as check
+    p = strands(check(parse_program(NESTED_ANY)))
+    values = {} if value is None else {"a": value}
+    if z is None:
+        with pytest.raises(TensorLangError, match="not a sequence of real") as info:
+            p.run(values, backend="interp")
+        assert info.value.code == "input"
+    else:
+        assert p.run(values, backend="interp").outputs["z"].tolist() == [z]

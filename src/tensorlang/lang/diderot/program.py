@@ -186,8 +186,9 @@ class StrandProgram:
                 check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"{kind} {name}")
                 value = list(value)
                 item = _item_shape(ty.elem)
-                arr = np.asarray(value, dtype=object if item is None else None) if value else np.zeros((0,) + (item or ()))
-                if item is not None and (arr.dtype.kind not in "biuf" or arr.shape[1:] != item):
+                arr = np.asarray(value) if value and item is not None else np.zeros((0,) + (item or ()))
+                if not (all(_fits(v, ty.elem) for v in value) if item is None
+                        else arr.dtype.kind in "biuf" and arr.shape[1:] == item):
                     raise error("input", f"{kind} {name} is {ty}, got {_short(value)}: not a sequence of "
                                          f"{ty.elem}")
             return rt.sequence(value, ty.elem)
@@ -249,3 +250,15 @@ def _item_shape(ty: Ty | None) -> tuple[int, ...] | None:
         return tuple(ty.shape or ()) if ty is not None else ()
     inner = _item_shape(ty.elem)
     return None if ty.n is None or inner is None else (ty.n, *inner)
+
+
+def _fits(value, ty: Ty | None) -> bool:
+    """``value`` is a value of ``ty`` (a sequence's item; sequences of any length nested in it)."""
+    if ty is not None and ty.kind == "seq":
+        return (not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and (ty.n is None or len(value) == ty.n)
+                and all(_fits(v, ty.elem) for v in value))
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):  # (ragged)
+        return False
+    return arr.dtype.kind in "biuf" and arr.shape == _item_shape(ty)
