@@ -264,3 +264,24 @@ def test_an_input_of_sequences_of_any_length_is_checked_item_by_item(value, z):
         assert info.value.code == "input"
     else:
         assert p.run(values, backend="interp").outputs["z"].tolist() == [z]
+
+
+@pytest.mark.parametrize("decl, value, message", [
+    ("real[2] g = {1.0, 2.0}", [1.0, 2.0, 3.0], "got 3 items: it takes 2"),
+    ("real[2] g = {1.0, 2.0}", [], "got 0 items: it takes 2"),
+    ("real[3][2] g = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}", [[1, 2, 3]] * 3, "got 3 items: it takes 2"),
+    ("int{} g = {1, 2}", [1.5, 3.0], "not a sequence of int"),
+    ("int{} g = {1, 2}", [1.0, float("nan")], "not a sequence of int")])
+def test_a_sequence_input_of_the_wrong_length_or_items_is_refused(decl, value, message):
+    """A fixed-length sequence's length was not checked (the interpreter ran with 3 items of a real[2], C read
+    2, or raised IndexError for fewer); an int sequence took 1.5 (the interpreter kept it, C truncated it)."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program, strands
+    from tensorlang.lang.diderot import typecheck as check
+    text = (f"#version 2.0\ninput {decl};\nstrand S (int i) {{ output real z = 0.0; "
+            "update { z = real(length(g)); stabilize; } }\ncreate_collection { S(i) | i in 0..0 };\n")
+    p = strands(check(parse_program(text)))
+    for backend in ("interp", "c"):
+        with pytest.raises(TensorLangError, match=message.replace("[", r"\[")) as info:
+            p.run({"g": value}, backend=backend)
+        assert info.value.code == "input"

@@ -187,8 +187,9 @@ class StrandProgram:
                 value = list(value)
                 item = _item_shape(ty.elem)
                 arr = np.asarray(value) if value and item is not None else np.zeros((0,) + (item or ()))
-                if not (all(_fits(v, ty.elem) for v in value) if item is None
-                        else arr.dtype.kind in "biuf" and arr.shape[1:] == item):
+                if ty.n is not None and len(value) != ty.n:
+                    raise error("input", f"{kind} {name} is {ty}, got {len(value)} items: it takes {ty.n}")
+                if not (all(_fits(v, ty.elem) for v in value) if item is None else arr.shape[1:] == item and _numbers(arr, ty)):
                     raise error("input", f"{kind} {name} is {ty}, got {_short(value)}: not a sequence of "
                                          f"{ty.elem}")
             return rt.sequence(value, ty.elem)
@@ -261,4 +262,11 @@ def _fits(value, ty: Ty | None) -> bool:
         arr = np.asarray(value)
     except (ValueError, TypeError):  # (ragged)
         return False
-    return arr.dtype.kind in "biuf" and arr.shape == _item_shape(ty)
+    return arr.shape == _item_shape(ty) and _numbers(arr, ty)
+
+
+def _numbers(arr: np.ndarray, ty: Ty | None) -> bool:
+    """``arr`` holds numbers, whole ones where ``ty``'s (innermost) items are ints."""
+    while ty is not None and ty.kind == "seq":
+        ty = ty.elem
+    return arr.dtype.kind in "biu" or arr.dtype.kind == "f" and (ty is None or ty.kind != "int" or bool(np.all(np.mod(arr, 1) == 0)))
