@@ -246,7 +246,7 @@ def _dtype(ty: Ty):
 
 def _item_shape(ty: Ty | None) -> tuple[int, ...] | None:
     """The array shape of a sequence's item (a fixed-length sequence's items nested: ``real[3][2]``'s
-    is (3,)), or None where an item holds a sequence of any length (checked as it is read)."""
+    is (3,)), or None where an item holds a sequence of any length (checked item by item: :func:`_fits`)."""
     if ty is None or ty.kind != "seq":
         return tuple(ty.shape or ()) if ty is not None else ()
     inner = _item_shape(ty.elem)
