@@ -142,15 +142,18 @@ strand s (int i) {
 }
 initially [ s(i) | i in 0..2 ];
 """
-    two = program(text.replace("sum { sum { 1.0 | R in sphere(1.5) } | Q in sphere(1.5) }", "sum { 1.0 | Q in sphere(1.5) }"))
-    assert two.run({}, backend="c").outputs["x"].tolist() == [1, 4, 1]  # (a query inside another: C)
-    p = program(text)
+    three = program(text)  # (queries three deep: C)
+    assert three.run({}, backend="c").outputs["x"].tolist() == [1, 8, 1] and three.executor_note is None
+    p = program("""#version 2.0
+strand s (real{} xs) { output real x = 0.0; update { x = real(length(xs)) + xs{0}; print("hi\\n"); stabilize; } }
+create_collection { s({real(i), 1.0}) | i in 0..2 }
+""")
     res = p.run({})
-    assert res.printed == "hi\nhi\nhi\n" and "inside two others" in (p.executor_note or "")
-    assert res.outputs["x"].tolist() == [1, 8, 1]
+    assert res.printed == "hi\nhi\nhi\n" and "a sequence of any length is a state variable" in (p.executor_note or "")
+    assert res.outputs["x"].tolist() == [2, 3, 4]
     with pytest.raises(TensorLangError) as info:
         p.run({}, backend="c")
-    assert info.value.code == "backend" and "inside two others" in info.value.message
+    assert info.value.code == "backend" and "a sequence of any length is a state variable" in info.value.message
 
 
 @needs_cc

@@ -47,15 +47,6 @@ def test_a_state_initializer_counts_every_strand_the_grid_makes(params, arg, cre
         agree(p, {"n": n})
 
 
-def test_counting_in_the_initializer_of_strands_made_by_new_falls_back():
-    text = """#version 2.0
-strand S (int i) { output int a = numStrands(); update { if (i < 2) new S(i + 5); stabilize; } }
-create_collection { S(i) | i in 0..2 }
-"""
-    ir, why = strand_plan(_prog(text).checked)
-    assert ir is None and "made by new" in why
-
-
 #: statements over sequences of any length a method makes: ``{}``, literals, ``@`` on either side, comprehensions
 #: over ranges, inputs and locals, foreach, reductions, indexing, length, print, items of ints and vectors, a function's argument
 SEQ_PARTS = [

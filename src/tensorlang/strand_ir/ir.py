@@ -23,7 +23,7 @@ class Const:
 
 @dataclass(frozen=True)
 class Ref:
-    space: str  # g s o l, n (a query's neighbour), m (the neighbour of a query inside it)
+    space: str  # g s o l, or n * depth: the neighbour of a sphere query that deep (n, nn, nnn, ...)
     name: str
     ty: str
 

@@ -136,7 +136,7 @@ class Lowerer:
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
-        self.in_sphere = 0  # the sphere queries around the statement (at most 2: the inner one's neighbour in space m)
+        self.in_sphere = 0  # the sphere queries around the statement (the neighbour at depth d: space "n" * d)
         self.births = False
         self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
@@ -147,7 +147,11 @@ class Lowerer:
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
-        self.counted = False  # a state initializer counts the strands made before it
+        #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the
+        #: grid's (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
+        p = checked.program
+        self.counts = {f: f"#{f}" for f in _COUNTS if any(isinstance(x, A.Apply) and isinstance(x.func, A.Var) and x.func.name == f
+                                                          for x in A.walk((*p.strand.state, *p.create.args)))}
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
         #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
         self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
@@ -569,17 +573,10 @@ class Lowerer:
         tys = [self.ty(a) for a in e.args]
         if name == "inside":
             return self.probe_inside(e)
-        if name in ("numStrands", "numActive", "numStable"):
-            if self.where == "create":  # every strand the grid makes, all active (diderotc's counts)
-                self.counted = True
-                return scal(self.made() if name != "numStable" else _const(0, "int"), "int")
-            if self.where not in ("global", "strand"):
-                raise Unsupported(f"{name}() outside strand methods and the global block")
-            self.serial |= self.where == "strand"
-            which = {"numStrands": "all", "numActive": "active", "numStable": "stable"}[name]
-            t = self.fresh("n")
-            self.emit(S.Reduce(t, "count", which, (), _const(1, "int"), "int"))
-            return scal(S.Ref("l", t, "int"), "int")
+        if name in _COUNTS:
+            if self.where == "create":  # (its hidden parameter: lower's Lowerer.counts)
+                return scal(S.Ref("s", self.counts[name], "int"), "int")
+            return self.count(name)
         if name == "size":  # read from the image at the run's start, like a global
             k, _border = self.image(e.args[0])
             im = self.images[k]
@@ -637,6 +634,14 @@ class Lowerer:
             return scal(_det(self.share(args[0]).comps), "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
+    def count(self, name: str) -> V:
+        """``numStrands()``, ``numActive()`` or ``numStable()`` now: a count of the strands by status."""
+        if self.where not in ("global", "strand"):
+            raise Unsupported(f"{name}() outside strand methods and the global block")
+        self.serial |= self.where == "strand"
+        self.emit(S.Reduce(t := self.fresh("n"), "count", _COUNTS[name], (), _const(1, "int"), "int"))
+        return scal(S.Ref("l", t, "int"), "int")
+
     def made(self):
         """How many strands the grid or collection makes: the product of its iterators' extents."""
         total = _const(1, "int")
@@ -667,8 +672,6 @@ class Lowerer:
         strand's ``pos``; the grid's cell size: docs/diderot-compiled.md)."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
-        if self.in_sphere == 2:
-            raise Unsupported("a sphere query inside two others")
         pos = self.c.state.get("pos")
         if pos is None or pos.kind != "tensor" or pos.shape not in ((), (1,), (2,), (3,)):
             raise Unsupported("sphere queries without a real or vec1..vec3 pos")
@@ -678,7 +681,7 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        with self.setting(in_sphere=self.in_sphere + 1):  # (the inner query's neighbour: space m, C's j1)
+        with self.setting(in_sphere=self.in_sphere + 1):  # (its neighbour: space "n" * depth)
             return (*self.bound(var, lambda: "neighbour" * self.in_sphere, fn, forget=True), radius, center)
 
     def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
@@ -782,8 +785,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if what in ("strand", "neighbour", "neighbourneighbour"):
-                return self.slots({"strand": "o", "neighbour": "n"}.get(what, "m"), e.name, self.c.state[e.name])
+            if isinstance(what, str) and what in ("strand", "neighbour" * max(1, len(what) // 9)):  # ("neighbour" * depth)
+                return self.slots("o" if what == "strand" else "n" * (len(what) // 9), e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
@@ -1100,6 +1103,7 @@ class Lowerer:
             raise Unsupported("new strands in a grid")
         items = [x for prm, a in zip(self.c.program.strand.params, s.args)
                  for x in _as(self.expr(a), _scalar(from_syntax(prm.type))).flat()]
+        items += [self.count(f).flat()[0] for f in self.counts]  # (the counts its state initializer reads)
         self.births = True
         self.emit(S.New(tuple(items)))
 
@@ -1273,6 +1277,9 @@ def _writes(s) -> set | None:
     return out
 
 
+_COUNTS = {"numStrands": "all", "numActive": "active", "numStable": "stable"}
+
+
 def _is_sphere(dom) -> bool:
     return isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere"
 
@@ -1298,13 +1305,16 @@ def lower(checked: Checked) -> S.StrandIR:
     strand = p.strand
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
-    n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
+    state_tys[len(strand.params):len(strand.params)] = [(h, Ty("int")) for h in L.counts.values()]
+    n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params) + len(L.counts)
     state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
     names = [it.name for it in p.create.iters]  # (i' is no C name; of two iterators of one name the first is bound)
     iters = [n if "'" not in n and n not in names[:k] else str(k) for k, n in enumerate(names)]
     # create: the arguments, then the state initializers in order
     L.where = "create"
+    for f, h in L.counts.items():  # every strand the grid makes, all active (diderotc's counts)
+        L.emit(S.Set("s", h, L.made() if f != "numStable" else _const(0, "int")))
     for it, cname in zip(p.create.iters, iters):  # an iterator over a sequence is its item at the strand's index
         ref = S.Ref("l", f"it_{cname}", "int")
         bound = (scal(ref, "int"), [f"it_{cname}"]) if isinstance(it.domain, A.Range) \
@@ -1335,8 +1345,6 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a start method or block in a program whose strands run new, are permuted or read other strands")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    if L.counted and L.births:
-        raise Unsupported("numStrands() and friends in the state initializer of strands made by new")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
         written = {st.name.partition(".")[0] for st in S.nodes((global_block, gstart, method(p.initialize, "global")), S.Set) if st.space == "g"}
     if written & L.field_reads:

@@ -102,7 +102,8 @@ class Renderer:
                                                         and id(q) not in inner and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
         self.sites = {id(q): v for v, q in enumerate(q for q in queries if q.which == "sphere")}
-        self.inner = 0  # rendering a sphere query's body (a query there: its neighbour is j1)
+        self.cells = _cells(ir)
+        self.inner = 0  # the sphere queries around the statement rendered (its neighbour: j, j1, j2, ... by depth)
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -158,8 +159,8 @@ class Renderer:
         if space == "g":
             return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
-        at = {"n": "j", "o": "j", "m": "j1"}.get(space, "i")
-        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space in ("n", "m") else arr
+        at = "j" if space == "o" else f"j{len(space) - 1 or ''}" if space[0] == "n" else "i"  # (the neighbour at depth d: j, j1, j2, ...)
+        base = ("tl_RP" if self.still and _is_pos(name) else f"tl_{arr}0") if space[0] == "n" else arr
         return self.cell(arr, k, base, "n", at)
 
     def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
@@ -253,9 +254,9 @@ class Renderer:
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
                         f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
-            nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), "j1" if self.inner else "j"
-            own = {x.name for x in S.nodes(s.body, S.Local)}  # (given back at its end unless the body sets an int from before: a cell)
-            back = nest and not any(x.space == "l" and x.name not in own and x.value.ty == "int" for x in S.nodes(s.body, S.Set))
+            nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), f"j{self.inner or ''}"
+            own = {x.name for x in S.nodes(s.body, S.Local)}  # (given back at its end unless the body sets a cell from before)
+            back = nest and not any(x.space == "l" and x.name not in own and x.name in self.cells for x in S.nodes(s.body, S.Set))
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
                 out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0), top_ = ab_; nn_ = ab_ < 0 ? 0 : nn_; (void)top_;",
                         f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
@@ -465,7 +466,7 @@ class Renderer:
         """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
         the rows other strands read and the positions; where no strand moves, the positions
         once per call (they do not change)."""
-        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space in ("n", "m")} | set(self.ir.shared)
+        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space[0] == "n"} | set(self.ir.shared)
         pos = set(self.pos_slots())
         out = [f"tl_RP = {'R' if self.still else 'tl_R0'};"] if self.ir.sphere is not None else []
         for name in sorted((read | pos) - (pos if self.still else set()), key=lambda nm: self.state[nm]):
@@ -1000,6 +1001,15 @@ def _set_first(body) -> set[str]:
         if isinstance(st, S.Set) and st.space == "s" and st.name not in read:
             written.add(st.name)
     return written
+
+
+def _cells(ir: S.StrandIR) -> set[str]:
+    """The int locals that may hold a sequence's arena cell: set from ``tl_ar_new``, ``tl_ar_cat``, ``tl_ar_kget`` or such a local."""
+    defs, cells = [(x.name, x.init) for x in S.nodes(ir, S.Local)] + [(x.name, x.value) for x in S.nodes(ir, S.Set) if x.space == "l"], set()
+    while new := {n for n, e in defs if n not in cells and (getattr(e, "fn", "") in ("tl_ar_new", "tl_ar_cat", "tl_ar_kget") or any(
+            isinstance(x, S.Ref) and x.space == "l" and x.name in cells for x in (e, getattr(e, "a", None), getattr(e, "b", None))))}:
+        cells |= new
+    return cells
 
 
 def _is_pos(slot: str) -> bool:

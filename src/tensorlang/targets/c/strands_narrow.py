@@ -74,7 +74,7 @@ class Ranges:
             v = int(e.value)  # type: ignore[call-overload]
             return (v, v)
         if isinstance(e, S.Ref):
-            if e.space in ("s", "n", "o", "m"):
+            if e.space not in ("l", "g"):
                 return self.slots.get(e.name, TOP)
             return loc.get(e.name, TOP) if e.space == "l" else TOP
         if isinstance(e, S.Sel):
