@@ -496,7 +496,7 @@ def _start_variant(seed: int) -> str:
 @needs_cc
 @pytest.mark.parametrize("seed", range(10))
 def test_a_strands_start_method_runs_in_c(seed):
-    """(Not where a global block and die make Diderot's permuted order: below.)"""
+    """(Beside new, counts and the permuted order: test_strand_c_fallbacks_2.py.)"""
     from agreement import same
     p = _prog(_start_variant(seed))
     assert strand_plan(p.checked)[1] is None
@@ -507,22 +507,6 @@ def test_a_strands_start_method_runs_in_c(seed):
     assert [k for k, _ in snaps["interp"]] == [k for k, _ in snaps["c"]]
     for (_, a), (_, b) in zip(snaps["interp"], snaps["c"]):
         same(a, b)
-
-
-def test_a_start_method_where_strands_run_new_falls_back():
-    text = """#version 2.0
-strand S (int i) { output int a = 0; start { a = i; } update { if (i < 2) new S(i + 5); stabilize; } }
-create_collection { S(i) | i in 0..2 }
-"""
-    ir, why = strand_plan(_prog(text).checked)
-    assert ir is None and "start method" in why
-    text = """#version 2.0
-strand S (int i) { output int a = 0; start { if (i == 1) die; } update { a += 1; stabilize; } }
-global { print(numActive(), "\\n"); }
-create_collection { S(i) | i in 0..2 }
-"""
-    ir, why = strand_plan(_prog(text).checked)
-    assert ir is None and "start method" in why
 
 
 NESTED = """#version 2.0

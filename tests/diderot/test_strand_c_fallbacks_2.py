@@ -129,3 +129,95 @@ def test_a_new_strands_initializer_counts_the_strands_when_new_runs(update, stab
     assert strand_plan(p.checked)[1] is None
     for n in (4, 9, 0):
         agree(p, {"n": n})
+
+
+# ------------------------------------------------ start methods beside new, counts and Diderot's permuted order
+START = """#version 2.0
+input int n = 5;
+strand S (int i) {{
+  output real x = real(i);
+  output int c = 0;
+  int t = 0;
+  start {{
+    {start}
+  }}
+  update {{
+    t += 1; x += 1.0;
+    {update}
+  }}
+}}
+{glob}
+create_collection {{ S(i) | i in 0..n }}
+"""
+#: start methods that count, print, stabilize and die; strands new makes (they start at the next step's
+#: start, where there is one), a global block (Diderot's permuted order: the stable first after the starts)
+STARTS = [
+    ('c = numStrands() * 100 + numActive() * 10 + numStable(); if (i % 3 == 1) stabilize; print(i, " s ", c, "\\n");',
+     "if (t > 1) stabilize;", 'start { print("g ", numStrands(), "\\n"); }'),
+    ('c = numActive() + 10 * numStable(); if (i % 4 == 2) die; if (i % 3 == 0) stabilize;',
+     'if (i % 2 == 0) die; if (t > 2) stabilize;', 'update { print(numActive(), " ", numStable(), "\\n"); }'),
+    ('c = numStable() * 7 + i; print("start ", i, " ", numActive(), "\\n"); if (i > 8 && i % 2 == 0) stabilize; if (i % 5 == 4) die;',
+     'if (t < 3 && i < 20) new S(i + 6); if (t > 2 || i % 7 == 3) stabilize;', ""),
+    ('c = numStrands(); if (i > 10) { x = -1.0; stabilize; }',
+     'if (i < 12) new S(i * 2 + 7); if (i % 3 == 0) die; if (t > 1) stabilize;', 'update { print(numStable(), "\\n"); }'),
+]
+
+
+@pytest.mark.parametrize("start, update, glob", STARTS)
+@pytest.mark.slow
+@needs_cc
+def test_a_start_method_that_counts_beside_new_and_the_permuted_order_runs_in_c(start, update, glob):
+    """Start methods ran in C only where no strand ran new, none was permuted and none counted the
+    strands: those made by new now start at the next step's start (none after the last step)."""
+    p = _prog(START.format(start=start, update=update, glob=glob))
+    assert strand_plan(p.checked)[1] is None
+    for n, limit in ((5, 0), (12, 0), (0, 0), (9, 2), (9, 1)):
+        agree(p, {"n": n}, limit=limit)
+
+
+def test_a_start_method_that_runs_new_or_queries_a_sphere_falls_back():
+    for body in ("if (i < 2) new S(i + 5);", "x = sum { 1.0 | p in sphere(1.5) };"):
+        text = START.format(start=body, update="stabilize;", glob="").replace("int t = 0;", "int t = 0; vec2 pos = [real(i), 0.0];")
+        assert "start method that runs new or queries a sphere" in strand_plan(_prog(text).checked)[1]
+
+
+# ------------------------------------------------ another strand's sequence of any length in a global reduction
+HIST = """#version 2.0
+input int n = 6;
+strand S (int i) {{
+  output {ty}{{}} hist = {{}};
+  output int t = 0;
+  update {{ t += 1; hist = hist @ ({item}); if (t > i) stabilize; }}
+}}
+global {{
+  {glob}
+}}
+create_collection {{ S(i) | i in 0..n }}
+"""
+HISTS = [
+    ("real", "real(i * t) - 0.5",
+     'print(sum { length(s.hist) | s in S.all }, " ", max { s.hist{0} + sum { x | x in s.hist } | s in S.stable }, "\\\\n");'),
+    ("int", "i - t", 'int m = 0; foreach (int r in 0..9) { m += sum { s.hist[length(s.hist) - 1] * r | s in S.active }; }'
+                     ' if (numActive() > 0) print(m, " ", min { min { x | x in s.hist } | s in S.all }, "\\\\n");'),
+    ("vec2", "[real(t), real(i)]", 'vec2 v = sum { sum { x | x in s.hist } | s in S.all }; print(v, " ", mean { real(length(s.hist)) | s in S.all }, "\\\\n");'),
+]
+
+
+@pytest.mark.parametrize("ty, item, glob", HISTS)
+@pytest.mark.slow
+@needs_cc
+def test_another_strands_sequence_in_a_global_reduction_runs_in_c(ty, item, glob, monkeypatch):
+    """``s.hist`` in the global block: its kept block copied into the arena, given back after each visit
+    (a loop of reductions within a small budget)."""
+    p = _prog(HIST.format(ty=ty, item=item, glob=glob))
+    assert strand_plan(p.checked)[1] is None
+    for n in (6, 0):
+        agree(p, {"n": n})
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 16))
+    agree(p, {"n": 40})
+
+
+def test_another_strands_sequence_in_a_sphere_query_falls_back():
+    text = HIST.format(ty="real", item="1.0", glob="").replace("output int t = 0;", "output int t = 0; real pos = real(i);")
+    text = text.replace("if (t > i)", "real q = sum { sum { x | x in p.hist } | p in sphere(1.5) }; if (t > i)")
+    assert "sequence of any length in a sphere query" in strand_plan(_prog(text).checked)[1]

@@ -785,6 +785,12 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
+            if e.name in self.kept and what != "strand":  # (its update may change it in place: no copy of the step's start)
+                raise Unsupported("another strand's sequence of any length in a sphere query")
+            if e.name in self.kept:  # a global reduction's: its kept block, copied into the arena
+                h, ty = S.Ref("o", e.name, "int"), elem(self.kept[e.name])
+                return LSeq(self.local(S.Call("tl_ar_kget", (h, _const(max(1, _size(ty)), "int")), "int", _at(e))),
+                            self.local(S.Call("tl_kp_len", (h,), "int")), _shape(ty), _scalar(ty))
             if isinstance(what, str) and what in ("strand", "neighbour" * max(1, len(what) // 9)):  # ("neighbour" * depth)
                 return self.slots("o" if what == "strand" else "n" * (len(what) // 9), e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
@@ -1341,8 +1347,8 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
-    if (start or p.start) and (L.births or L.serial or permuted(checked) or S.nodes(start or (), S.Reduce, most=0)):
-        raise Unsupported("a start method or block in a program whose strands run new, are permuted or read other strands")
+    if S.nodes(start or (), S.New, most=0) or any(q.which == "sphere" for q in S.nodes(start or (), S.Reduce)):
+        raise Unsupported("a start method that runs new or queries a sphere (the interpreter finds no neighbour there)")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns

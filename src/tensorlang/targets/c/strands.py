@@ -243,6 +243,9 @@ class Renderer:
         if id(s) in self.blocked and self.method == "update":
             b = self.blocked[id(s)]
             out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
+        own = {x.name for x in S.nodes(s.body, S.Local)}  # (cells given back after each visit, a nested query's list
+        free = not any(x.space == "l" and x.name not in own and x.name in self.cells for x in S.nodes(s.body, S.Set))  # after it,
+        visit = free and any(c.fn.startswith("tl_ar_") for c in S.nodes(s.body, S.Call))  # unless the body sets a cell from before)
         if s.which == "sphere":
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
@@ -255,17 +258,16 @@ class Renderer:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
                         f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), f"j{self.inner or ''}"
-            own = {x.name for x in S.nodes(s.body, S.Local)}  # (given back at its end unless the body sets a cell from before)
-            back = nest and not any(x.space == "l" and x.name not in own and x.name in self.cells for x in S.nodes(s.body, S.Set))
+            back = nest and free
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
                 out += [f"{pad}    int64_t ab_ = tl_ar_new(nn_, 1, 0), top_ = ab_; nn_ = ab_ < 0 ? 0 : nn_; (void)top_;",
                         f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
-            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
+            out += [f"{pad}    int64_t vt_ = tl_ar_top;"] * visit + [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
                     f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
-            out += [f"{pad}{{", f"{pad}    int64_t cnt = 0;"]
+            out += [f"{pad}{{", f"{pad}    int64_t cnt = 0;"] + [f"{pad}    int64_t vt_ = tl_ar_top;"] * visit
             if self.ir.indirect and s.op != "count":  # Diderot's order of the living strands
                 out += [f"{pad}    for (int64_t o_ = 0; o_ < tl_nl; o_++) {{",
                         f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
@@ -276,7 +278,7 @@ class Renderer:
         self.inner -= s.which == "sphere"
         if s.op in _FOLDS:
             out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
-        out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"] + [f"{pad}    if (top_ >= 0) tl_ar_top = top_;"] * back
+        out += [f"{inner}{'tl_ar_top = vt_; ' * visit}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"] + [f"{pad}    if (top_ >= 0) tl_ar_top = top_;"] * back
         if fin := _FINAL.get(s.op if s.ty == "real" else f"{s.op} {s.ty}"):
             out.append(f"{pad}    {fin.format(t=t)}")
         return out + [f"{pad}}}"]
@@ -755,7 +757,7 @@ class Run:
         self.indirect = runner.ir.indirect
         # (the C side reads ord and rank only in a permuted run: elsewhere one element each)
         self.ord = np.arange(n if self.indirect else 1, dtype=np.int64)
-        self.nlive = np.array([n], dtype=np.int64)
+        self.nlive = np.array([n, n], dtype=np.int64)  # (and the first strand whose start method has not run)
         self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
         self.gr, self.gi = np.zeros(max(r.gnr, 1)), np.zeros(max(r.gni, 1), dtype=np.int64)
         # (_p: each array cast once, until the births replace them; a finished run's state arrays' from it)
@@ -806,7 +808,7 @@ class Run:
                                        *self._buffers(), err)
                     self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
                 if runner.ir.start or runner.ir.global_start:  # (start methods may stabilize or kill)
-                    self.lib.tl_begin(self.n, *self._buffers()[:-1], err, self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive))
+                    self.lib.tl_begin(self.n, *self._buffers()[:-1], err, *(self._p("int64_t *", a) for a in (self.ord, self.nlive, self.rank)))
                     self._check(err)
                     self._active = int(np.count_nonzero(self.status == 0))
 
@@ -931,7 +933,7 @@ class Run:
         if self.indirect:
             self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
             self.rank = np.zeros(max(n1, 1), dtype=np.int64)
-        self.nlive = np.array([live + nb], dtype=np.int64)
+        self.nlive = np.array([live + nb, n0], dtype=np.int64)
         self.lib.tl_init_range(n1, n0, *self._buffers())
 
     def _take_printed(self) -> None:

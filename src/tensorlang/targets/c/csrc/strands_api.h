@@ -11,7 +11,7 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
 void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
                    const int64_t *gi, const tl_img *img, int threads);
 void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
-              int64_t *err, int64_t *ord, int64_t *nlive);
+              int64_t *err, int64_t *ord, int64_t *nlive, int64_t *rank);
 int64_t tl_nbirths(void);
 void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
 const char *tl_printed(int64_t *n);

@@ -53,22 +53,33 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
     }
 }
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
-/* after creation: the global start block, then each strand's start method in order (lower.py: none reads another
-   strand, none is made by new) */
+#if TL_START  /* the start methods of the strands from .. n - 1, in order (those new made: at the next step's start, as in
+   the interpreter); a permuted run's order then has the stable first (tmp: n cells) */
+static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                      const tl_img *img, int64_t *ord, int64_t *nlive, int64_t *tmp) {
+    tl_ordp = ord; tl_nl = nlive[0]; tl_status = status;
+    for (int64_t i = from; i < n; i++) {
+        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+        if (r) status[i] = (int8_t)r;
+        tl_claim(0, i);
+    }
+    int64_t k = 0;
+    for (int s = 1; TL_INDIRECT && s >= 0; s--) for (int64_t q = 0; q < nlive[0]; q++) if (status[ord[q]] == s) tmp[k++] = ord[q];
+    if (TL_INDIRECT) { memcpy(ord, tmp, sizeof(int64_t) * (size_t)k); nlive[0] = k; }
+    nlive[1] = n;
+}
+#endif
+/* after creation: the global start block, then each strand's start method in order */
 void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
-              int64_t *err, int64_t *ord, int64_t *nlive) {
+              int64_t *err, int64_t *ord, int64_t *nlive, int64_t *rank) {
     tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
 #if TL_START
-    for (int64_t i = 0; i < n; i++) {
-        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-        if (r) status[i] = (int8_t)r;
-        tl_claim(0, i);
-    }
+    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank);
 #endif
-    (void)R; (void)I; (void)gr; (void)gi; (void)img; *err = tl_err_settle();
+    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)rank; *err = tl_err_settle();
 }
 #if TL_COMM  /* run, strands and active ones at tl_S0's copy: within a run of n, a status only leaves 0 (active) */
 static int64_t tl_s0_run = -1, tl_s0_n = -1, tl_s0_act = -1;
@@ -144,6 +155,11 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     }
 #endif
     while (s < k && active > 0) {
+#if TL_START
+        if (nlive[1] < n) {  /* the strands new made start (lower.py: no start method runs new) */
+            tl_starts(nlive[1], n, R, I, status, gr, gi, img, ord, nlive, rank); tl_count(status, n, &active, &tl_ndead);
+            if (tl_err_flag) break; }
+#endif
 #if TL_COMM
         TL_FILL_SNAP
         if (tl_s0_run != tl_run || tl_s0_n != n || tl_s0_act != active) { memcpy(tl_S0, status, (size_t)n); tl_s0_run = tl_run; tl_s0_n = n; tl_s0_act = active; }
