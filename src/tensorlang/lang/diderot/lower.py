@@ -1346,8 +1346,8 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
-    if S.nodes(start or (), S.New, most=0) or any(q.which == "sphere" for q in S.nodes(start or (), S.Reduce)):
-        raise Unsupported("a start method that runs new or queries a sphere (the interpreter finds no neighbour there)")
+    if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
+        raise Unsupported("a start method that runs new")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns

@@ -250,7 +250,9 @@ class Renderer:
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
             r = self.ex(s.radius)
-            if id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
+            if self.method == "start":  # (no neighbour: the interpreter's start comes before a step's snapshot)
+                out += [f"{pad}{{", f"{pad}    int64_t cnt = 0, nn_ = 0; const int64_t *nb_ = 0, base_ = 0; (void)nb_; (void)base_;"]
+            elif id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_; int64_t base_ = i;",
                         f"{pad}    int64_t nn_ = tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
                         f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
