@@ -231,7 +231,39 @@ def test_another_strands_sequence_in_a_global_reduction_runs_in_c(ty, item, glob
         agree(p, {"n": 40})
 
 
-def test_another_strands_sequence_in_a_sphere_query_falls_back():
-    text = HIST.format(ty="real", item="1.0", glob="").replace("output int t = 0;", "output int t = 0; real pos = real(i);")
-    text = text.replace("if (t > i)", "real q = sum { sum { x | x in p.hist } | p in sphere(1.5) }; if (t > i)")
-    assert "sequence of any length in a sphere query" in strand_plan(_prog(text).checked)[1]
+NEAR = """#version 2.0
+input int n = 8;
+strand S (int i) {{
+  vec2 pos = [real(i % 3), real(i / 3)];
+  output {ty}{{}} hist = {{}};
+  output real q = 0.0;
+  int t = 0;
+  update {{
+    t += 1;
+    {body}
+    if (t > 3 || i % 5 == t) stabilize;
+  }}
+}}
+{glob}
+create_collection {{ S(i) | i in 0..n }}
+"""
+#: the neighbours' sequences as the step found them, while their own updates grow them (one thread and two)
+NEARS = [
+    ("real", "hist = hist @ (real(i * t) + q); q += sum { sum { x | x in p.hist } + real(length(p.hist)) | p in sphere(1.5) };", ""),
+    ("int", "foreach (S p in sphere(1.1)) { if (length(p.hist) > 0) q += real(p.hist[length(p.hist) - 1]); "
+            "foreach (S r in sphere(p.pos, 1.1)) { q += 0.5 * real(length(r.hist)); } } hist = hist @ (i - t);",
+     "update { print(sum { length(s.hist) | s in S.all }, \" \", numActive(), \"\\n\"); }"),
+    ("vec2", "hist = { v * 0.5 | v in hist } @ pos; pos += [0.1, -0.05] * real(t); q = max { p.hist{0}[1] if length(p.hist) > 0 else -1.0 | p in sphere(2.0) };", ""),
+]
+
+
+@pytest.mark.parametrize("ty, body, glob", NEARS)
+@pytest.mark.slow
+@needs_cc
+def test_a_neighbours_sequence_in_a_sphere_query_runs_in_c(ty, body, glob):
+    """``p.hist``: the step's start copies the blocks that queries read (tl_kp_snap), each neighbour's
+    then copied into the arena where the body reads it."""
+    p = _prog(NEAR.format(ty=ty, body=body, glob=glob))
+    assert strand_plan(p.checked)[1] is None
+    for n in (8, 0):
+        agree(p, {"n": n})

@@ -784,10 +784,8 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if e.name in self.kept and what != "strand":  # (its update may change it in place: no copy of the step's start)
-                raise Unsupported("another strand's sequence of any length in a sphere query")
-            if e.name in self.kept:  # a global reduction's: its kept block, copied into the arena
-                h, ty = S.Ref("o", e.name, "int"), elem(self.kept[e.name])
+            if e.name in self.kept and isinstance(what, str):  # its kept block (a neighbour's: tl_kp_snap's copy) into the arena
+                h, ty = S.Ref("o" if what == "strand" else "n" * (len(what) // 9), e.name, "int"), elem(self.kept[e.name])
                 return LSeq(self.local(S.Call("tl_ar_kget", (h, _const(max(1, _size(ty)), "int")), "int", _at(e))),
                             self.local(S.Call("tl_kp_len", (h,), "int")), _shape(ty), _scalar(ty))
             if isinstance(what, str) and what in ("strand", "neighbour" * max(1, len(what) // 9)):  # ("neighbour" * depth)
@@ -1346,6 +1344,8 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
+    if len({r.name for r in S.nodes((update, stabilize), S.Ref) if r.space[0] == "n" and r.name in L.kept}) > 8:  # (tl_ks)
+        raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
     if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
         raise Unsupported("a start method that runs new")
     gstart = method(p.start, "global")

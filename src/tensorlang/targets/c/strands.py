@@ -477,6 +477,8 @@ class Renderer:
             arr, k = self.state[name]
             ty = "double" if arr == "R" else f"int{self.narrow.get(k, 64)}_t"
             out.append(f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);")
+        kept = {st.name: st.value.args[3] for st in S.nodes(self.ir, S.Set) if st.space == "s" and getattr(st.value, "fn", "") == "tl_ar_keep"}
+        out += [f"tl_kp_snap({s}, {self.state[nm][1]}, {self.ex(kept[nm])}, n, I, tl_I0);" for s, nm in enumerate(sorted(read & set(kept)))]
         return "\n        ".join(out)
 
     # ---- the program
