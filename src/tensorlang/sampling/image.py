@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field as dataclass_field
@@ -740,9 +741,16 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     m = np.eye(d + 1)
     ndim = int(header["dimension"])
     directions = header.get("space directions")
+    if not re.fullmatch(r"(right-anterior|left-anterior|left-posterior)-superior(-time)?|(ras|las|lps)t?|scanner-xyz"
+                        r"(-time)?|3d-(right|left)-handed(-time)?", str(header.get("space", "ras")).lower()):
+        raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")
+        for field in ("spacings", "axis mins", "axis maxs", "units"):  # Teem (Diderot's loader) refuses these
+            if given := [a for a, v in enumerate(np.atleast_1d(header.get(field, [])))
+                         if a in space and str(v) not in ("nan", "", "???")]:
+                raise ValueError(f"axis {given[0]} has a space direction and {field} too")
         for column, a in enumerate(space):
             row = np.asarray(directions[a], dtype=np.float64)
             if row.shape != (d,) or not np.all(np.isfinite(row)):
