@@ -109,3 +109,13 @@ def test_a_header_teem_refuses_is_refused_clearly(file, says, tmp_path, monkeypa
         (tmp_path / "x.nrrd").write_bytes(head.replace(b"kinds:", extra + b"kinds:"))
         with pytest.raises(TensorLangError, match="has a space direction and") as info:
             load(str(tmp_path / "x.nrrd"))
+
+
+def test_a_negative_nan_on_the_command_line_is_the_quiet_nan(tmp_path, monkeypatch):
+    """``-a -nan``: Teem's option parser gives the quiet NaN, sign bit clear (printed ``nan``); Python's
+    ``float("-nan")`` kept the sign, printed ``-nan``."""
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert _program("v11_inputs", "interp").main(["-a", "-nan"]) == 0
+    assert out.getvalue() == "x;false;nan\n"

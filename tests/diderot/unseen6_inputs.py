@@ -117,7 +117,9 @@ RUNS: list[tuple[str, str, list[str]]] = (
        ("v11_short", "v11_inputs", ["-u", "1", "2"]), ("v11_unknown", "v11_inputs", ["-zz", "2"]),
        ("v11_novalue", "v11_inputs", ["-a"]), ("v11_huge", "v11_inputs", ["-a", "1e400"]),
        ("v11_maybe", "v11_inputs", ["-b", "maybe"]), ("v11_inf", "v11_inputs", ["-a", "inf", "-k", "+3"]),
-       ("v11_point", "v11_inputs", ["-a", ".5"])])
+       ("v11_point", "v11_inputs", ["-a", ".5"]),
+       ("v11_nan", "v11_inputs", ["-a", "-nan", "-u", "-nan", "1", "NaN", "-b", "TRUE", "-k", "010"]),
+       ("v11_spell", "v11_inputs", ["-a", "-1.5e+2", "-u", "1.", "-.5", "infinity", "-b", "Yes", "-k", "-0"])])
 
 
 def remake(names: list[str]) -> None:
