@@ -49,7 +49,7 @@ def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatc
         except TensorLangError:
             rc = 1
     want, files = EXPECTED[name], written(folder)
-    assert rc == want["rc"]
+    assert rc == (1 if want["rc"] < 0 else want["rc"])  # (where diderotc's executable crashed: refused here)
     printed_close(want["stdout"], out.getvalue(), 1e-9)
     assert sorted(files) == sorted(want["files"])
     for fname, w in want["files"].items():

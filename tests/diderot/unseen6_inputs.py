@@ -82,6 +82,20 @@ def make(folder: Path) -> None:
     write(f / "d_neg.nrrd", g1, ["space dimension: 1", "space directions: (-0.4)", "space origin: (2.2)"])
     write(f / "d_spc.nrrd", g1, ["spacings: 0.3", "axis mins: -1.7"])
     write(f / "d_kind.nrrd", g1, ["kinds: domain", "spacings: 0.35"])
+    # sequences (fastest axis: an item's components)
+    v2 = [[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]]
+    write(f / "r.nrrd", [0.5, -1.25, 3.0], ["kinds: list"], t="double")
+    write(f / "r_f.nrrd", [0.5, -1.25, 3.0, 8.0], [])
+    write(f / "r_i.nrrd", [5, -2, 3], [], t="int")
+    write(f / "r_u8.nrrd", [5, 2], [], t="unsigned char")
+    write(f / "r_2d.nrrd", [[1.0, 2.0], [3.0, 4.0]], [], t="double")
+    write(f / "v2.nrrd", v2, ["kinds: 2-vector list"], t="double")
+    write(f / "v2_nok.nrrd", v2[:2], [], t="double")
+    write(f / "v2_gz.nrrd", v2, ["kinds: 2-vector list"], enc="gzip", endian="big")
+    write(f / "v2_lf2.nrrd", [[1.0, 3.0], [2.0, 4.0]], ["kinds: list 2-vector"], t="double")
+    write(f / "v2_wrong.nrrd", [[1.0, 2.0, 0.0], [3.0, 4.0, 0.0]], ["kinds: 3-vector list"], t="double")
+    write(f / "m2.nrrd", [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], ["kinds: 2D-matrix list"], t="double")
+    write(f / "m2_s.nrrd", [[1, 2, 3, 4], [5, 6, 7, 8], [-1, 0, 2, 9]], [], t="short", endian="big")
     write(f / "e_m3.nrrd", grid([6, 6, 6], 9), ["space dimension: 3", "space origin: (-1,-1,-1)",
           "space directions: none (0.4,0,0) (0,0.4,0.05) (0,-0.05,0.4)", "kinds: 3D-matrix space space space"])
 
@@ -118,6 +132,12 @@ RUNS: list[tuple[str, str, list[str]]] = (
        ("v11_novalue", "v11_inputs", ["-a"]), ("v11_huge", "v11_inputs", ["-a", "1e400"]),
        ("v11_maybe", "v11_inputs", ["-b", "maybe"]), ("v11_inf", "v11_inputs", ["-a", "inf", "-k", "+3"]),
        ("v11_point", "v11_inputs", ["-a", ".5"]),
+       ("v17_seqfiles", "v17_seqfiles", []),
+       ("v17_types", "v17_seqfiles", ["-rs", "r_f.nrrd", "-ps", "v2_gz.nrrd", "-ms", "m2_s.nrrd"]),
+       ("v17_more", "v17_seqfiles", ["-rs", "r_i.nrrd", "-ps", "v2_nok.nrrd"]),
+       ("v17_u8", "v17_seqfiles", ["-rs", "r_u8.nrrd", "-ps", "v2_lf2.nrrd"]),
+       ("v17_wrong", "v17_seqfiles", ["-ps", "v2_wrong.nrrd"]), ("v17_2d", "v17_seqfiles", ["-rs", "r_2d.nrrd"]),
+       ("v17_scalars", "v17_seqfiles", ["-ps", "r.nrrd"]), ("v17_nofile", "v17_seqfiles", ["-rs", "nofile.nrrd"]),
        ("v11_nan", "v11_inputs", ["-a", "-nan", "-u", "-nan", "1", "NaN", "-b", "TRUE", "-k", "010"]),
        ("v11_spell", "v11_inputs", ["-a", "-1.5e+2", "-u", "1.", "-.5", "infinity", "-b", "Yes", "-k", "-0"])])
 
