@@ -65,6 +65,10 @@ def make(folder: Path) -> None:
     write(f / "a_noorigin.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)"])
     write(f / "a_nodirs.nrrd", g, [sp, "space origin: (-2,-2)"])
     write(f / "a_kv.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)", "foo:=bar", "# comment", "sample units: mm"])
+    write(f / "a_upper.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)"], endian="big")
+    upper = (f / "a_upper.nrrd").read_bytes().split(b"\n\n", 1)  # Teem's field values in any case
+    (f / "a_upper.nrrd").write_bytes(upper[0].replace(b"float", b"FLOAT").replace(b"raw", b"Raw").replace(b"big", b"BIG")
+                                     + b"\n\n" + upper[1])
     # 3-D scalars
     sp3 = "space dimension: 3"
     g3 = grid([6, 5, 4])
@@ -102,17 +106,20 @@ def make(folder: Path) -> None:
 
 def written(folder: Path) -> dict[str, dict]:
     """What a run wrote into ``folder`` (``outputs``, less the input files ``make`` wrote)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
         make(Path(tmp))
         inputs = {p.name for p in Path(tmp).iterdir()}
-    return {name: got for name, got in outputs(folder).items() if name not in inputs}
+        for p in Path(folder).iterdir():
+            if p.name not in inputs and p.is_file():
+                (Path(out) / p.name).symlink_to(p.resolve())
+        return outputs(Path(out))
 
 
 #: each run: (its name, the program, its command line)
 RUNS: list[tuple[str, str, list[str]]] = (
     [(f"g2_{n}", "g2", ["-img", f"a_{n}.nrrd"]) for n in (
         "flipx", "rot90", "aniso", "spc", "spcneg", "minmax", "thick", "ascii", "tiny", "hugespc", "3dspace", "mframe",
-        "noorigin", "nodirs", "kv", "lps", "units")]
+        "noorigin", "nodirs", "kv", "lps", "units", "upper")]
     + [("g2_gzbe", "g2", ["-img", "a_gzbe.nhdr"])]
     + [(f"g3_{n}", "g3", ["-img", f"b_{n}.nrrd"]) for n in ("lps", "perm", "spc")]
     + [(f"gv2_{n}", "gv2", ["-img", f"c_{n}.nrrd"]) for n in ("vec", "mframe", "nokinds")]

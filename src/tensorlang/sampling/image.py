@@ -551,6 +551,7 @@ def read_nrrd(name: str, raw: bytes | None = None):
             if not lines:
                 raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
             header = _read_header(lines, name, failures)
+            header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
             _check_nrrd_header(header, name, size)
             _bound_compressed(header, fh, name)
