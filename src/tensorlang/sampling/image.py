@@ -30,7 +30,7 @@ _VOXEL_KINDS = {
     # their stored components, as Diderot's runtime reads them (an image(2)[3], an image(3)[6])
     "2d-symmetric-matrix": (3,), "3d-symmetric-matrix": (6,), "rgb-color": (3,), "rgba-color": (4,),
 }
-_SPACE_KINDS = {"domain", "space", "time"}
+_SPACE_KINDS = {"domain", "space", "time", "???"}  # (???: unknown, as Teem reads it)
 
 
 class Samples:
@@ -416,6 +416,8 @@ def _header_lines(fh, name: str):
         used += len(line)
         if used > MAX_HEADER_BYTES:
             raise error("input", f"NRRD image {name!r}: the header is longer than {MAX_HEADER_BYTES} bytes")
+        if line.startswith((b"space directions:", b"space origin:", b"measurement frame:")):  # "( 1, 0 )(0,1)": Teem's
+            line = re.sub(rb"\)\s*\(", b") (", re.sub(rb"\([^)]*\)", lambda m: re.sub(rb"\s+", b"", m[0]), line))
         yield line
         if line.strip() == b"":
             return
@@ -745,6 +747,8 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     if not re.fullmatch(r"(right-anterior|left-anterior|left-posterior)-superior(-time)?|(ras|las|lps)t?|scanner-xyz"
                         r"(-time)?|3d-(right|left)-handed(-time)?", str(header.get("space", "ras")).lower()):
         raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
+    if "space" in header and "space dimension" in header:
+        raise ValueError("the header gives both space and space dimension")
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")
