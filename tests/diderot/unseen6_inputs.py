@@ -72,6 +72,8 @@ def make(folder: Path) -> None:
     write(f / "a_ws.nrrd", g, [sp, "space directions: ( 0.5, 0.1 )(0 ,\t0.5)", "space origin: ( -2,-2 )"])
     write(f / "a_unknown.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)", "kinds: ??? space"])
     write(f / "a_both.nrrd", g, [sp, "space: right-anterior-superior", "space directions: (0.5,0) (0,0.5)"])
+    write(f / "a_sdim.nrrd", g, [sp, "spacings: 0.5 0.5", "space origin: (-2,-1)"])  # (a space: spacings unused)
+    write(f / "a_sdimmm.nrrd", g, [sp, "axis mins: -1 -1", "axis maxs: 1 1"])
     # 3-D scalars
     sp3 = "space dimension: 3"
     g3 = grid([6, 5, 4])
@@ -123,7 +125,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     [(f"g2_{n}", "g2", ["-img", f"a_{n}.nrrd"]) for n in (
         "flipx", "rot90", "aniso", "spc", "spcneg", "minmax", "thick", "ascii", "tiny", "hugespc", "3dspace", "mframe",
         "noorigin", "nodirs", "kv", "lps", "units", "upper", "ws", "unknown",
-        "both")]
+        "both", "sdim", "sdimmm")]
     + [("g2_gzbe", "g2", ["-img", "a_gzbe.nhdr"])]
     + [(f"g3_{n}", "g3", ["-img", f"b_{n}.nrrd"]) for n in ("lps", "perm", "spc")]
     + [(f"gv2_{n}", "gv2", ["-img", f"c_{n}.nrrd"]) for n in ("vec", "mframe", "nokinds")]

@@ -749,15 +749,21 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
         raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
     if "space" in header and "space dimension" in header:
         raise ValueError("the header gives both space and space dimension")
+    if directions is None and ("space dimension" in header or "space" in header):  # (spacings, mins: ignored)
+        if int(header.get("space dimension", 3)) != d:
+            raise ValueError(f"space dimension {header.get('space dimension', 3)} for {d} space axes")
+        directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")
         for field in ("spacings", "axis mins", "axis maxs", "units"):  # Teem (Diderot's loader) refuses these
             if given := [a for a, v in enumerate(np.atleast_1d(header.get(field, [])))
-                         if a in space and str(v) not in ("nan", "", "???")]:
+                         if a in space and str(v) not in ("nan", "", "???") and not np.isnan(directions[a]).all()]:
                 raise ValueError(f"axis {given[0]} has a space direction and {field} too")
         for column, a in enumerate(space):
             row = np.asarray(directions[a], dtype=np.float64)
+            if "space directions" not in header:  # Teem's dnorm: a step of 1 along the axis's own
+                row = np.eye(d)[column]
             if row.shape != (d,) or not np.all(np.isfinite(row)):
                 raise ValueError(f"the space direction of axis {a}, {row.tolist()}, is not {d} finite numbers "
                                  f"(the image has {d} space axes)")
