@@ -64,7 +64,8 @@ def make(folder: Path) -> None:
     write(f / "a_mframe.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)", "measurement frame: (0,1) (1,0)"])
     write(f / "a_noorigin.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)"])
     write(f / "a_nodirs.nrrd", g, [sp, "space origin: (-2,-2)"])
-    write(f / "a_kv.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)", "foo:=bar", "# comment", "sample units: mm"])
+    write(f / "a_kv.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)", "foo:=bar", "# comment", "sample units: mm",
+                                  "foo:=again"])
     write(f / "a_upper.nrrd", g, [sp, "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-2)"], endian="big")
     upper = (f / "a_upper.nrrd").read_bytes().split(b"\n\n", 1)  # Teem's field values in any case
     (f / "a_upper.nrrd").write_bytes(upper[0].replace(b"float", b"FLOAT").replace(b"raw", b"Raw").replace(b"big", b"BIG")

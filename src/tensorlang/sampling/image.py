@@ -418,6 +418,8 @@ def _header_lines(fh, name: str):
             raise error("input", f"NRRD image {name!r}: the header is longer than {MAX_HEADER_BYTES} bytes")
         if line.startswith((b"space directions:", b"space origin:", b"measurement frame:")):  # "( 1, 0 )(0,1)": Teem's
             line = re.sub(rb"\)\s*\(", b") (", re.sub(rb"\([^)]*\)", lambda m: re.sub(rb"\s+", b"", m[0]), line))
+        if b":=" in line.split(b": ", 1)[0]:  # key/value pairs: unread here, and one given twice is Teem's (the last)
+            line = b"#" + line
         yield line
         if line.strip() == b"":
             return
