@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field as dataclass_field
@@ -29,7 +30,7 @@ _VOXEL_KINDS = {
     # their stored components, as Diderot's runtime reads them (an image(2)[3], an image(3)[6])
     "2d-symmetric-matrix": (3,), "3d-symmetric-matrix": (6,), "rgb-color": (3,), "rgba-color": (4,),
 }
-_SPACE_KINDS = {"domain", "space", "time"}
+_SPACE_KINDS = {"domain", "space", "time", "???"}  # (???: unknown, as Teem reads it)
 
 
 class Samples:
@@ -415,6 +416,10 @@ def _header_lines(fh, name: str):
         used += len(line)
         if used > MAX_HEADER_BYTES:
             raise error("input", f"NRRD image {name!r}: the header is longer than {MAX_HEADER_BYTES} bytes")
+        if line.startswith((b"space directions:", b"space origin:", b"measurement frame:")):  # "( 1, 0 )(0,1)": Teem's
+            line = re.sub(rb"\)\s*\(", b") (", re.sub(rb"\([^)]*\)", lambda m: re.sub(rb"\s+", b"", m[0]), line))
+        if b":=" in line.split(b": ", 1)[0]:  # key/value pairs: unread here, and one given twice is Teem's (the last)
+            line = b"#" + line
         yield line
         if line.strip() == b"":
             return
@@ -550,6 +555,7 @@ def read_nrrd(name: str, raw: bytes | None = None):
             if not lines:
                 raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
             header = _read_header(lines, name, failures)
+            header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
             _check_nrrd_header(header, name, size)
             _bound_compressed(header, fh, name)
@@ -740,11 +746,26 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     m = np.eye(d + 1)
     ndim = int(header["dimension"])
     directions = header.get("space directions")
+    if not re.fullmatch(r"(right-anterior|left-anterior|left-posterior)-superior(-time)?|(ras|las|lps)t?|scanner-xyz"
+                        r"(-time)?|3d-(right|left)-handed(-time)?", str(header.get("space", "ras")).lower()):
+        raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
+    if "space" in header and "space dimension" in header:
+        raise ValueError("the header gives both space and space dimension")
+    if directions is None and ("space dimension" in header or "space" in header):  # (spacings, mins: ignored)
+        if int(header.get("space dimension", 3)) != d:
+            raise ValueError(f"space dimension {header.get('space dimension', 3)} for {d} space axes")
+        directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")
+        for field in ("spacings", "axis mins", "axis maxs", "units"):  # Teem (Diderot's loader) refuses these
+            if given := [a for a, v in enumerate(np.atleast_1d(header.get(field, [])))
+                         if a in space and str(v) not in ("nan", "", "???") and not np.isnan(directions[a]).all()]:
+                raise ValueError(f"axis {given[0]} has a space direction and {field} too")
         for column, a in enumerate(space):
             row = np.asarray(directions[a], dtype=np.float64)
+            if "space directions" not in header:  # Teem's dnorm: a step of 1 along the axis's own
+                row = np.eye(d)[column]
             if row.shape != (d,) or not np.all(np.isfinite(row)):
                 raise ValueError(f"the space direction of axis {a}, {row.tolist()}, is not {d} finite numbers "
                                  f"(the image has {d} space axes)")

@@ -167,6 +167,7 @@ def _number(text: str, integer: bool, what: str):
         if integer:
             return int(text, 10)
         value = float(text)
+        value = abs(value) if value != value else value  # "-nan": Teem's parser gives the quiet NaN, sign clear
     except ValueError:
         kind = "an integer" if integer else "a number"
         raise error("input", f"{what} expects {kind}, got {text!r}") from None

@@ -356,11 +356,11 @@ class Checker:
         k, d = (t.k or 0) - 1, self.space(t, e)
         if e.op == "∇⊗" and t.shape == ():  # diderotc: "type error for unary operator '∇⊗'"
             self.fail("shape", f"∇⊗ applies to a field of vectors or tensors; use ∇ for {t}", e, t)
+        if e.op == "∇" and t.shape != ():  # (in 1-D too: diderotc's "type error for unary operator '∇'")
+            self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e, t)
         if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
             return Ty("field", t.shape, d, k)
         if e.op == "∇":
-            if t.shape != ():
-                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e, t)
             return Ty("field", (d,), d, k)
         if e.op == "∇⊗":
             return Ty("field", t.shape + (d,), d, k)
