@@ -248,7 +248,7 @@ def check_flag(name: str, value) -> bool:
     return value
 
 
-def is_integer(value, low: int, high: float = float("inf")) -> bool:
+def is_integer(value, low: float, high: float = float("inf")) -> bool:
     """Whether ``value`` is an integer (numpy's too, never a bool) from ``low`` to ``high``."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= int(value) <= high
 

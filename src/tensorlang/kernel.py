@@ -427,10 +427,6 @@ class Kernel(ProgramInterface):
             arrays["out"], out = out, None
         return arrays, out
 
-    @guard
-    def _general(self, arrays: dict, out) -> dict[str, np.ndarray]:
-        """The general path (:class:`Runner`'s fallback): checks every argument, reports."""
-        return self._call(arrays, out)
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
@@ -451,7 +447,9 @@ class Kernel(ProgramInterface):
     def _structures(self) -> dict:
         return infer(self.executed, annihilating=False)
 
-    def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
+    @guard
+    def _general(self, arrays: dict, out) -> dict[str, np.ndarray]:
+        """The general path (:class:`Runner`'s fallback): checks every argument, reports."""
         try:
             supplied = self._validate_inputs(arrays)
             if self._check_structure and self.language.check_structure is not None:

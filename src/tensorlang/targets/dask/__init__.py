@@ -14,7 +14,7 @@ from ... import limits
 from ...analysis.batch import NotDataParallel, Verdict, batch_verdict as data_parallel
 from ...ein.index import index_variables
 from ...ein.structure import position_names
-from ...errors import TensorLangError, error
+from ...errors import TensorLangError, error, is_integer
 
 
 def batch_verdict(program, positions: dict[str, int], line_of=lambda n: None) -> Verdict:
@@ -55,13 +55,9 @@ def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple
 MAX_CHUNKS = 65_536
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def check_split_every(split_every) -> int:
     """``split_every`` as an int of at least 2, else error[input] (1 would never shrink the tree)."""
-    if not _is_int(split_every) or split_every < 2:
+    if not is_integer(split_every, 2):
         raise error("input", f"split_every is an integer of at least 2, got {split_every!r}")
     return int(split_every)
 
@@ -73,11 +69,11 @@ def check_chunks(chunks, length: int):
         if chunks != "auto":
             raise error("input", f"chunks is 'auto', a positive integer or a tuple of them, got {chunks!r}")
         return chunks
-    if _is_int(chunks):
+    if is_integer(chunks, -math.inf):
         if chunks < 1:
             raise error("input", f"chunks is a positive chunk length, got {chunks!r}")
         return min(int(chunks), max(length, 1))  # longer than the batch: one chunk (10**30 broke dask)
-    if isinstance(chunks, (tuple, list)) and chunks and all(_is_int(n) and n >= 1 for n in chunks):
+    if isinstance(chunks, (tuple, list)) and chunks and all(is_integer(n, 1) for n in chunks):
         if sum(chunks) != length:
             raise error("input", f"chunks {tuple(chunks)} add up to {sum(chunks)}, but the batch has {length} elements (chunks= are lengths along the batch only, not a chunk shape as dask's: chunks={chunks[0]} cuts it into chunks of {chunks[0]})")
         return tuple(int(n) for n in chunks)
