@@ -105,6 +105,49 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("test ids with an object's address (give the parametrize ids): " + ", ".join(unstable))
     if settings.get_current_profile_name() == "quick":
         _scale_examples(items)
+    _longest_files_first(items)
+
+
+#: The test files that took longest in a full run (summed `--durations`, longest first; a file
+#: not named keeps its place after them).  Under `-n auto` each file runs whole on one worker
+#: (`--dist loadfile`) and the workers take the files in this order (`--no-loadscope-reorder`,
+#: pyproject.toml): the long ones start first and the last a worker takes is a short one, so
+#: both workers finish together.  xdist's own order (the most tests first) left a few long
+#: files of few tests to the end and one worker busy for minutes alone.  A stale list costs
+#: balance, never a test.
+LONGEST_FILES = (
+    "fields/test_cprobe_properties.py", "diderot/test_unseen_programs.py", "diderot/test_compiled.py",
+    "hostile/test_diderot_hostile.py", "hostile/test_large_programs.py", "diderot/test_field_higher_c.py",
+    "hostile/test_scaling.py", "diderot/test_strand_neighbours.py", "properties/test_wider_programs.py",
+    "fields/test_cprobe.py", "diderot/test_field_ops_c.py", "fields/test_cprobe_sanitizers.py",
+    "diderot/test_strand_c_fallbacks.py", "hostile/test_resources.py", "loops/test_ragged_tiles.py",
+    "loops/test_tiles.py", "lang/einsum/test_gram.py", "diderot/test_c_coverage.py",
+    "padding/test_padding_fused.py", "hostile/test_hostile_sweep7.py", "properties/test_passes_keep_meaning.py",
+    "hostile/test_hostile_sweep11.py", "properties/test_backends_match_interpreter.py", "targets/test_c_cache.py",
+    "loops/test_c_loop_order.py", "loops/test_epilogues.py", "diderot/test_strand_create_lanes.py",
+    "diderot/test_strands_lanes3d.py", "properties/test_private_sums.py", "analysis/test_liveness.py",
+    "hostile/test_hostile.py", "fuzz/test_fuzz_coverage.py", "fields/test_probe_out.py",
+    "hostile/test_program_size.py", "docs/test_docs_examples.py", "diderot/test_standard_basis.py",
+    "hostile/test_builder_arguments.py", "loops/test_prefetch.py", "hostile/test_robustness_generated.py",
+    "loops/test_loop_pipeline.py", "targets/test_c_blas.py", "diderot/test_strand_ray_max.py",
+    "diderot/test_teem_files.py", "structure/test_packed_blas.py", "structure/test_packed_heap.py",
+    "targets/test_c_backend.py",
+)
+
+
+def _longest_files_first(items) -> None:
+    """Sorts the collected tests so the files of :data:`LONGEST_FILES` come first, in its order;
+    a file's tests keep their order, and so do the other files (a stable sort)."""
+    here = Path(__file__).parent
+    rank = {name: n for n, name in enumerate(LONGEST_FILES)}
+
+    def key(item) -> int:
+        try:
+            return rank.get(Path(item.path).relative_to(here).as_posix(), len(rank))
+        except ValueError:  # a test outside tests/
+            return len(rank)
+
+    items.sort(key=key)
 
 
 def _scale_examples(items) -> int:

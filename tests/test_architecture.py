@@ -529,3 +529,12 @@ def test_every_test_folder_mirrors_a_package_or_is_cross_cutting():
             strays.append("/".join(parts))
     assert sorted(set(strays)) == []
     assert all((TESTS / folder).is_dir() for folder in CROSS_CUTTING)
+
+
+def test_the_longest_test_files_named_for_the_order_of_the_full_run_exist():
+    """tests/conftest.py's LONGEST_FILES (the files the workers take first) names test files
+    that exist, each once: a renamed file would drop out of the order without a word."""
+    import conftest
+
+    assert len(set(conftest.LONGEST_FILES)) == len(conftest.LONGEST_FILES)
+    assert [name for name in conftest.LONGEST_FILES if not (TESTS / name).is_file()] == []
