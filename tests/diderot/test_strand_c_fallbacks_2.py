@@ -267,3 +267,31 @@ def test_a_neighbours_sequence_in_a_sphere_query_runs_in_c(ty, body, glob):
     assert strand_plan(p.checked)[1] is None
     for n in (8, 0):
         agree(p, {"n": n})
+
+
+def _nine_read_sequences(start_reads_ninth: bool) -> str:
+    """Nine sequence outputs: the update's query reads eight of them, the start method's the ninth (or the first)."""
+    hs = "\n".join(f"  output real{{}} h{k} = {{}};" for k in range(9))
+    grow = " ".join(f"h{k} = h{k} @ real(i * {k + 1} + t);" for k in range(9))
+    reads = " + ".join(f"real(length(p.h{k}))" for k in range(8))
+    return f"""#version 2.0
+input int n = 7;
+strand S (int i) {{
+  vec2 pos = [real(i % 3), real(i / 3)];
+{hs}
+  output real q = 0.0;
+  int t = 0;
+  start {{ q = sum {{ real(length(p.h{8 if start_reads_ninth else 0})) | p in sphere(1.5) }}; }}
+  update {{ t += 1; {grow} q += sum {{ {reads} | p in sphere(1.5) }}; if (t > 3) stabilize; }}
+}}
+create_collection {{ S(i) | i in 0..n }}
+"""
+
+
+@pytest.mark.parametrize("ninth", [True, False])
+def test_nine_sequences_that_queries_read_fall_back_counting_the_start_methods_too(ninth):
+    """The step's start copies at most eight of the strand state's sequences that queries read
+    (``tl_ks``): a ninth that only the start method reads fell outside the count and the C
+    wrote past the eight (a heap corruption); it falls back to the interpreter, eight run in C."""
+    note = strand_plan(_prog(_nine_read_sequences(ninth)).checked)[1]
+    assert (note is not None and "more than 8 sequences" in note) if ninth else note is None

@@ -416,8 +416,12 @@ def _header_lines(fh, name: str):
         used += len(line)
         if used > MAX_HEADER_BYTES:
             raise error("input", f"NRRD image {name!r}: the header is longer than {MAX_HEADER_BYTES} bytes")
+        field, sep, value = line.partition(b": ")
+        if sep and not line.startswith(b"#") and b":=" not in field:  # a field's name in any case, as Teem reads it
+            line = field.lower() + sep + value
         if line.startswith((b"space directions:", b"space origin:", b"measurement frame:")):  # "( 1, 0 )(0,1)": Teem's
-            line = re.sub(rb"\)\s*\(", b") (", re.sub(rb"\([^)]*\)", lambda m: re.sub(rb"\s+", b"", m[0]), line))
+            # blanks beside the brackets and commas go; one between two numbers stays (and is refused)
+            line = re.sub(rb"\)\s*\(", b") (", re.sub(rb"\([^)]*\)", lambda m: re.sub(rb"\s*([(),])\s*", rb"\1", m[0]), line))
         if b":=" in line.split(b": ", 1)[0]:  # key/value pairs: unread here, and one given twice is Teem's (the last)
             line = b"#" + line
         yield line
@@ -746,14 +750,17 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     m = np.eye(d + 1)
     ndim = int(header["dimension"])
     directions = header.get("space directions")
-    if not re.fullmatch(r"(right-anterior|left-anterior|left-posterior)-superior(-time)?|(ras|las|lps)t?|scanner-xyz"
-                        r"(-time)?|3d-(right|left)-handed(-time)?", str(header.get("space", "ras")).lower()):
+    # NRRD's space names as Teem reads them: any case, the words joined by -, a blank or nothing
+    space_name = re.sub(r"[- ]", "", str(header.get("space", "ras")).lower())
+    if not re.fullmatch(r"(rightanterior|leftanterior|leftposterior)superior(time)?|(ras|las|lps)t?|scannerxyz"
+                        r"(time)?|3d(right|left)handed(time)?", space_name):
         raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
     if "space" in header and "space dimension" in header:
         raise ValueError("the header gives both space and space dimension")
     if directions is None and ("space dimension" in header or "space" in header):  # (spacings, mins: ignored)
-        if int(header.get("space dimension", 3)) != d:
-            raise ValueError(f"space dimension {header.get('space dimension', 3)} for {d} space axes")
+        dim = int(header.get("space dimension", 4 if space_name.endswith(("time", "ast", "pst")) else 3))
+        if dim != d:
+            raise ValueError(f"space dimension {dim} for {d} space axes")
         directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
     if directions is not None:
         if len(directions) != ndim:

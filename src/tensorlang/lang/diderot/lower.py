@@ -1344,7 +1344,7 @@ def lower(checked: Checked) -> S.StrandIR:
         return tuple(L.out)
     update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
-    if len({r.name for r in S.nodes((update, stabilize), S.Ref) if r.space[0] == "n" and r.name in L.kept}) > 8:  # (tl_ks)
+    if len({r.name for r in S.nodes((update, stabilize, start), S.Ref) if r.space[0] == "n" and r.name in L.kept}) > 8:  # (tl_ks)
         raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
     if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
         raise Unsupported("a start method that runs new")

@@ -113,6 +113,7 @@ static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at
 static struct { tl_kb *kb; tl_cell *d; int64_t nkb, nd; } tl_ks[8];
 static void tl_kp_snap(int s, int64_t k, int64_t c, int64_t n, const int64_t *I, int64_t *I0) {
     int64_t cells = 0, o = 0;
+    if (s < 0 || s >= 8) { tl_err_flag = 3; return; }  /* (lower refuses a ninth: never reached) */
     for (int64_t j = 0; j < n; j++) cells += tl_kp_len(I[k * n + j]) * c;
     if (n > tl_ks[s].nkb) { free(tl_ks[s].kb); tl_ks[s].kb = malloc(sizeof(tl_kb) * (size_t)n); tl_ks[s].nkb = tl_ks[s].kb ? n : 0; }
     if (cells > tl_ks[s].nd) { free(tl_ks[s].d); tl_ks[s].d = malloc(sizeof(tl_cell) * (size_t)cells); tl_ks[s].nd = tl_ks[s].d ? cells : 0; }
