@@ -295,3 +295,31 @@ def test_nine_sequences_that_queries_read_fall_back_counting_the_start_methods_t
     wrote past the eight (a heap corruption); it falls back to the interpreter, eight run in C."""
     note = strand_plan(_prog(_nine_read_sequences(ninth)).checked)[1]
     assert (note is not None and "more than 8 sequences" in note) if ninth else note is None
+
+
+# ------------------------------------------------ review mends (rev50a)
+STAB_AT_START = """#version 2.0
+input int n = 4;
+strand S (int i) {
+  vec2 pos = [real(i), 0.0];
+  output real x = real(i);
+  output real y = 0.0;
+  int t = 0;
+  start { if (i % 2 == 0 || i >= 10) stabilize; }
+  update { t += 1; x += 1.0; if (i < 3 && t == 1) new S(i + 10); if (t > 2) stabilize; }
+  stabilize { y = sum { p.x | p in sphere(5.5) }; }
+}
+create_collection { S(i) | i in 0..n }
+"""
+
+
+@pytest.mark.slow
+@needs_cc
+def test_a_start_method_that_stabilizes_runs_a_stabilize_query_that_finds_nobody():
+    """A start method that stabilizes runs the stabilize method before any step's neighbour grid
+    (the C searched a grid not yet built: a segfault); as the interpreter's, its query finds nobody,
+    the strands new makes included (they start at the next step's start)."""
+    p = _prog(STAB_AT_START)
+    a, _ = agree(p, {"n": 4})
+    assert sorted(a.outputs["y"]) == [0.0, 0.0, 0.0, 0.0, 9.0, 11.0]  # (the two updated to t = 3 find the others)
+
