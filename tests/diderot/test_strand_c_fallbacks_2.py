@@ -323,3 +323,22 @@ def test_a_start_method_that_stabilizes_runs_a_stabilize_query_that_finds_nobody
     a, _ = agree(p, {"n": 4})
     assert sorted(a.outputs["y"]) == [0.0, 0.0, 0.0, 0.0, 9.0, 11.0]  # (the two updated to t = 3 find the others)
 
+
+COUNTS_SERIAL = """#version 2.0
+strand S (int i) {
+  output int a = 0;
+  output int b = 0;
+  int t = 0;
+  update { t += 1; if (t == 1) { a = numStable(); b = numActive(); } if (i == 1) stabilize; if (t > 2) stabilize; }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+
+
+@pytest.mark.slow
+@needs_cc
+def test_a_strand_method_that_counts_the_strands_is_not_run_one_strand_at_a_time():
+    """The solo driver ran each strand through all its steps alone: counts read in a strand method
+    (a serial program) then saw the later strands' future (a = 0 1 2 3); diderotc's a = 0 0 1 1."""
+    a, b = agree(_prog(COUNTS_SERIAL))
+    assert list(b.outputs["a"]) == [0, 0, 1, 1] and list(b.outputs["b"]) == [4, 4, 3, 3]

@@ -537,7 +537,7 @@ class Renderer:
         clanes, redo = self.create_lanes(), self.redo
         lines += clanes
         glob = ir.global_block is not None
-        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial)  # (serial: counts)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
         lanes = [] if solo else self.lanes()
