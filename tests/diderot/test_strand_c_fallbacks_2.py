@@ -342,3 +342,32 @@ def test_a_strand_method_that_counts_the_strands_is_not_run_one_strand_at_a_time
     (a serial program) then saw the later strands' future (a = 0 1 2 3); diderotc's a = 0 0 1 1."""
     a, b = agree(_prog(COUNTS_SERIAL))
     assert list(b.outputs["a"]) == [0, 0, 1, 1] and list(b.outputs["b"]) == [4, 4, 3, 3]
+
+
+PERMUTED_STARTS = """#version 2.0
+input int n = 6;
+strand S (int i) {
+  output int c = 0;
+  int t = 0;
+  start { if (i % 3 == 1) stabilize; }
+  update {
+    t += 1; c = c * 10 + t;
+    print(i, " u ", t, "\\n");
+    if (t < 2 && i < 4) new S(i + 10);
+    if (i % 2 == 0 && t > 1) stabilize; if (t > 2) stabilize;
+  }
+}
+update { print("g ", numActive(), " ", numStable(), "\\n"); }
+create_collection { S(i) | i in 0..n }
+"""
+#: diderotc --double --exec's printed text (Diderot 2.0): after the start methods each stable strand was swapped
+#: to the first active place, as the update loop swaps (a stable-first partition printed 0 2 3 5 6, then 0 2 3 5 6 12)
+PERMUTED_STARTS_DIDEROTC = ("2 u 1\n3 u 1\n0 u 1\n5 u 1\n6 u 1\ng 8 2\n0 u 2\n5 u 2\n6 u 2\n12 u 1\n2 u 2\n3 u 2\n"
+                            "g 3 7\n12 u 2\n5 u 3\n3 u 3\ng 0 10\n")
+
+
+@pytest.mark.slow
+@needs_cc
+def test_the_permuted_order_after_start_methods_is_diderots_swap_walk():
+    a, b = agree(_prog(PERMUTED_STARTS))
+    assert a.printed == b.printed == PERMUTED_STARTS_DIDEROTC
