@@ -371,3 +371,15 @@ PERMUTED_STARTS_DIDEROTC = ("2 u 1\n3 u 1\n0 u 1\n5 u 1\n6 u 1\ng 8 2\n0 u 2\n5 
 def test_the_permuted_order_after_start_methods_is_diderots_swap_walk():
     a, b = agree(_prog(PERMUTED_STARTS))
     assert a.printed == b.printed == PERMUTED_STARTS_DIDEROTC
+
+
+def test_a_failed_allocation_of_the_runs_buffers_says_so():
+    """Error 3 (malloc failed: a step's copy, the grid, births, the copies of the kept sequences tl_kp_snap
+    makes) said "no memory for the printed output" as an input error."""
+    from types import SimpleNamespace
+
+    from tensorlang.errors import TensorLangError
+    from tensorlang.targets.c.strands import Run
+
+    with pytest.raises(TensorLangError, match=r"error\[too-large\].*no memory for the run's buffers .*sequences the queries read"):
+        Run._check(SimpleNamespace(_take_printed=lambda: None), [3])  # type: ignore[arg-type]

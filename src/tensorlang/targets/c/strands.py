@@ -51,7 +51,8 @@ def _defines(**values: object) -> str:
 #: tl_err_flag's low 3 bits (the rest: TL_AT, where the operation is); 5: new made more strands
 #: in one super-step than the memory budget holds. The interpreter's wording.
 ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
-          3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
+          3: "no memory for the run's buffers (the printed output, a step's copy of the strands, the neighbour grid, new "
+             "strands or the copies of the sequences the queries read)", 4: "sequence index out of range", 6: "integer remainder by zero",
           7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
 _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
@@ -910,7 +911,7 @@ class Run:
         if err[0]:
             code, at = int(err[0]) & 7, int(err[0]) >> 3
             span = Span.point(at >> 32, at & 0xFFFFFFFF) if at else None  # TL_AT in strands_prelude.h
-            raise error("too-large" if code == 7 else "input", ERRORS.get(code, "a run-time error in a strand"), span)
+            raise error("too-large" if code in (3, 7) else "input", ERRORS.get(code, "a run-time error in a strand"), span)
 
     def _add_births(self) -> None:
         """Append the strands ``new`` made (in the order the interpreter makes them: by
