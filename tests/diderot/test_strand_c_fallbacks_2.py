@@ -381,5 +381,5 @@ def test_a_failed_allocation_of_the_runs_buffers_says_so():
     from tensorlang.errors import TensorLangError
     from tensorlang.targets.c.strands import Run
 
-    with pytest.raises(TensorLangError, match=r"error\[too-large\].*no memory for the run's buffers .*sequences the queries read"):
+    with pytest.raises(TensorLangError, match=r"error\[too-large\].*no memory for the run's buffers .*copied sequences"):
         Run._check(SimpleNamespace(_take_printed=lambda: None), [3])  # type: ignore[arg-type]

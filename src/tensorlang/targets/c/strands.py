@@ -50,9 +50,8 @@ def _defines(**values: object) -> str:
 
 #: tl_err_flag's low 3 bits (the rest: TL_AT, where the operation is); 5: new made more strands
 #: in one super-step than the memory budget holds. The interpreter's wording.
-ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
-          3: "no memory for the run's buffers (the printed output, a step's copy of the strands, the neighbour grid, new "
-             "strands or the copies of the sequences the queries read)", 4: "sequence index out of range", 6: "integer remainder by zero",
+ERRORS = {1: "integer division by zero", 2: "tensor index out of range", 4: "sequence index out of range", 6: "integer remainder by zero",
+          3: "no memory for the run's buffers (printed output, a step's copy, neighbour grid, new strands, copied sequences)",
           7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
 _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
