@@ -295,3 +295,91 @@ def test_nine_sequences_that_queries_read_fall_back_counting_the_start_methods_t
     wrote past the eight (a heap corruption); it falls back to the interpreter, eight run in C."""
     note = strand_plan(_prog(_nine_read_sequences(ninth)).checked)[1]
     assert (note is not None and "more than 8 sequences" in note) if ninth else note is None
+
+
+# ------------------------------------------------ review mends (rev50a)
+STAB_AT_START = """#version 2.0
+input int n = 4;
+strand S (int i) {
+  vec2 pos = [real(i), 0.0];
+  output real x = real(i);
+  output real y = 0.0;
+  int t = 0;
+  start { if (i % 2 == 0 || i >= 10) stabilize; }
+  update { t += 1; x += 1.0; if (i < 3 && t == 1) new S(i + 10); if (t > 2) stabilize; }
+  stabilize { y = sum { p.x | p in sphere(5.5) }; }
+}
+create_collection { S(i) | i in 0..n }
+"""
+
+
+@pytest.mark.slow
+@needs_cc
+def test_a_start_method_that_stabilizes_runs_a_stabilize_query_that_finds_nobody():
+    """A start method that stabilizes runs the stabilize method before any step's neighbour grid
+    (the C searched a grid not yet built: a segfault); as the interpreter's, its query finds nobody,
+    the strands new makes included (they start at the next step's start)."""
+    p = _prog(STAB_AT_START)
+    a, _ = agree(p, {"n": 4})
+    assert sorted(a.outputs["y"]) == [0.0, 0.0, 0.0, 0.0, 9.0, 11.0]  # (the two updated to t = 3 find the others)
+
+
+COUNTS_SERIAL = """#version 2.0
+strand S (int i) {
+  output int a = 0;
+  output int b = 0;
+  int t = 0;
+  update { t += 1; if (t == 1) { a = numStable(); b = numActive(); } if (i == 1) stabilize; if (t > 2) stabilize; }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+
+
+@pytest.mark.slow
+@needs_cc
+def test_a_strand_method_that_counts_the_strands_is_not_run_one_strand_at_a_time():
+    """The solo driver ran each strand through all its steps alone: counts read in a strand method
+    (a serial program) then saw the later strands' future (a = 0 1 2 3); diderotc's a = 0 0 1 1."""
+    a, b = agree(_prog(COUNTS_SERIAL))
+    assert list(b.outputs["a"]) == [0, 0, 1, 1] and list(b.outputs["b"]) == [4, 4, 3, 3]
+
+
+PERMUTED_STARTS = """#version 2.0
+input int n = 6;
+strand S (int i) {
+  output int c = 0;
+  int t = 0;
+  start { if (i % 3 == 1) stabilize; }
+  update {
+    t += 1; c = c * 10 + t;
+    print(i, " u ", t, "\\n");
+    if (t < 2 && i < 4) new S(i + 10);
+    if (i % 2 == 0 && t > 1) stabilize; if (t > 2) stabilize;
+  }
+}
+update { print("g ", numActive(), " ", numStable(), "\\n"); }
+create_collection { S(i) | i in 0..n }
+"""
+#: diderotc --double --exec's printed text (Diderot 2.0): after the start methods each stable strand was swapped
+#: to the first active place, as the update loop swaps (a stable-first partition printed 0 2 3 5 6, then 0 2 3 5 6 12)
+PERMUTED_STARTS_DIDEROTC = ("2 u 1\n3 u 1\n0 u 1\n5 u 1\n6 u 1\ng 8 2\n0 u 2\n5 u 2\n6 u 2\n12 u 1\n2 u 2\n3 u 2\n"
+                            "g 3 7\n12 u 2\n5 u 3\n3 u 3\ng 0 10\n")
+
+
+@pytest.mark.slow
+@needs_cc
+def test_the_permuted_order_after_start_methods_is_diderots_swap_walk():
+    a, b = agree(_prog(PERMUTED_STARTS))
+    assert a.printed == b.printed == PERMUTED_STARTS_DIDEROTC
+
+
+def test_a_failed_allocation_of_the_runs_buffers_says_so():
+    """Error 3 (malloc failed: a step's copy, the grid, births, the copies of the kept sequences tl_kp_snap
+    makes) said "no memory for the printed output" as an input error."""
+    from types import SimpleNamespace
+
+    from tensorlang.errors import TensorLangError
+    from tensorlang.targets.c.strands import Run
+
+    with pytest.raises(TensorLangError, match=r"error\[too-large\].*no memory for the run's buffers .*copied sequences"):
+        Run._check(SimpleNamespace(_take_printed=lambda: None), [3])  # type: ignore[arg-type]

@@ -985,14 +985,21 @@ class Runtime:
 
     def run_start(self) -> None:
         """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
-        start = self.p.start
+        start, fresh = self.p.start, {id(s) for s in self.unstarted}
         for strand in self.unstarted:
             if strand.status == ACTIVE and start is not None:
                 self._method(start, strand)
         self.unstarted = []
-        if self.indirect:  # stable first, as in Diderot's permuted array
-            alive = self.alive()
-            self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
+        if self.indirect:  # Diderot's permuted array: the stable, the active, then the fresh walked as an update walks them
+            alive = self.strands if self.order is None else self.order  # (a stable one to the first active place, a dead one last)
+            old = [s for s in alive if id(s) not in fresh and s.status != DEAD]
+            order = sorted(old, key=lambda s: s.status != STABLE) + [s for s in alive if id(s) in fresh]
+            ix, n_stable, dying = len(old), sum(s.status == STABLE for s in old), 0
+            while ix < len(order) - dying:
+                jx = n_stable if order[ix].status == STABLE else len(order) - dying - 1 if order[ix].status == DEAD else ix
+                order[ix], order[jx], n_stable = order[jx], order[ix], n_stable + (order[ix].status == STABLE)
+                dying, ix = dying + (order[jx].status == DEAD), ix + (order[jx].status != DEAD)
+            self.order = order[:len(order) - dying]
 
     def _method(self, body: Callable | None, strand: Strand) -> None:
         """A strand method (None: an update that stabilizes at once), ended by continue, stabilize or die."""

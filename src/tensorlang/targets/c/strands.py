@@ -50,8 +50,8 @@ def _defines(**values: object) -> str:
 
 #: tl_err_flag's low 3 bits (the rest: TL_AT, where the operation is); 5: new made more strands
 #: in one super-step than the memory budget holds. The interpreter's wording.
-ERRORS = {1: "integer division by zero", 2: "tensor index out of range",
-          3: "no memory for the printed output", 4: "sequence index out of range", 6: "integer remainder by zero",
+ERRORS = {1: "integer division by zero", 2: "tensor index out of range", 4: "sequence index out of range", 6: "integer remainder by zero",
+          3: "no memory for the run's buffers (printed output, a step's copy, neighbour grid, new strands, copied sequences)",
           7: "the sequences take more cells than the memory budget gives a thread's method or the strands' state (TENSORLANG_MAX_BYTES)"}
 #: the C functions that may set the error flag and take the position of their operation last
 _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
@@ -254,11 +254,11 @@ class Renderer:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0, nn_ = 0; const int64_t *nb_ = 0, base_ = 0; (void)nb_; (void)base_;"]
             elif id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_; int64_t base_ = i;",
-                        f"{pad}    int64_t nn_ = tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
+                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
                         f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
-                        f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
+                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), f"j{self.inner or ''}"
             back = nest and free
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
@@ -537,7 +537,7 @@ class Renderer:
         clanes, redo = self.create_lanes(), self.redo
         lines += clanes
         glob = ir.global_block is not None
-        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial)  # (serial: counts)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
         lanes = [] if solo else self.lanes()
@@ -910,7 +910,7 @@ class Run:
         if err[0]:
             code, at = int(err[0]) & 7, int(err[0]) >> 3
             span = Span.point(at >> 32, at & 0xFFFFFFFF) if at else None  # TL_AT in strands_prelude.h
-            raise error("too-large" if code == 7 else "input", ERRORS.get(code, "a run-time error in a strand"), span)
+            raise error("too-large" if code in (3, 7) else "input", ERRORS.get(code, "a run-time error in a strand"), span)
 
     def _add_births(self) -> None:
         """Append the strands ``new`` made (in the order the interpreter makes them: by
