@@ -506,7 +506,7 @@ def test_generated_programs_agree_quick(text, limit):
 
 @pytest.mark.slow
 @needs_cc
-@settings(deadline=None, max_examples=80)  # each example builds a C program: 500 took 18 min, 200 five (docs/architecture.md, Tests)
+@settings(deadline=None, max_examples=50)  # each example builds a C program: 500 took 18 min, 200 five (docs/architecture.md, Tests)
 @given(text=programs(), limit=st.integers(1, 8))
 def test_generated_programs_agree(text, limit):
     outcomes_agree(text, limit)

@@ -116,7 +116,7 @@ def _agree_off_kinks(ours, ref, img, kern, order, points):
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(cases())
 def test_c_probe_tensors_agree_with_the_reference(case):
     img, kern, order, points = case
@@ -194,7 +194,7 @@ def test_an_infinite_sample_just_past_the_support_of_an_integer_point_gives_bott
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(cases(), st.integers(1, 3), st.sampled_from([0, c_probe.COHERENT_POINTS]))
 def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads, coherent):
     """Sorting the points by the image's blocks (cprobe.sorts, C's tl_sort) changes the
@@ -268,7 +268,7 @@ def _force_image_batches(real):
 
 
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None)  # the file's longest property: each example builds and probes whole images in C
+@settings(max_examples=4, deadline=None)  # the file's longest property: each example builds and probes whole images in C
 @given(blocked_cases(), st.integers(1, 2))
 def test_probes_from_tiles_equal_probes_from_the_image(case, threads):
     """In block order each block's samples are copied into a tile with other strides and its
@@ -434,7 +434,7 @@ def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, thread
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(cases(), st.sampled_from([True, False]), st.integers(1, 2))
 def test_rows_transposed_or_gathered_agree_with_the_reference(case, rows, threads):
     """The batch's points across the vector lanes read a scalar image's 4-tap rows whole

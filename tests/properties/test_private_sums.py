@@ -111,7 +111,7 @@ def private_programs(draw):
     return text, ({"n": n} if symbolic else None), zeros
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=private_programs(), opts=options(), seed=st.integers(0, 2**32 - 1))
 def test_private_sums_quick(program, opts, seed):
     text, params, zeros = program
