@@ -113,3 +113,21 @@ def off_and_on(text: str, values: dict, monkeypatch, flip, threads: int = 1, lim
     (p, off, src0), (_, on, src1) = runs
     same_run(off, on)
     return p, off, on, src0, src1
+
+
+def same_files(want: dict[str, dict], got: dict[str, dict], signed_zeros: bool = True) -> None:
+    """The files a run wrote (``unseen_inputs.outputs``) are those diderotc's executable wrote: the same
+    names, texts (numbers within 1e-9), headers and values (within 1e-9 of the file's largest, NaN where
+    NaN, the sign of every zero unless ``signed_zeros`` is False)."""
+    assert sorted(got) == sorted(want)
+    for fname, w in want.items():
+        g = got[fname]
+        printed_close(w.get("text", ""), g.get("text", ""), 1e-9)
+        assert g["header"] == w["header"], fname
+        x, y = np.array(w["values"], dtype=np.float64), np.array(g["values"], dtype=np.float64)
+        assert x.shape == y.shape, fname
+        assert np.array_equal(np.isnan(x), np.isnan(y)), fname
+        scale = np.max(np.abs(x[np.isfinite(x)]), initial=0.0)
+        assert np.allclose(x, y, rtol=1e-9, atol=1e-9 * scale, equal_nan=True), (fname, np.nanmax(abs(x - y)))
+        zeros = (x == 0) & (y == 0) & signed_zeros
+        assert np.array_equal(np.signbit(x[zeros]), np.signbit(y[zeros])), fname

@@ -22,11 +22,10 @@ import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import tensorlang as tl
-from agreement import printed_close  # tests/diderot is on the path: the folder is not a package
+from agreement import printed_close, same_files  # tests/diderot is on the path: the folder is not a package
 from tensorlang.targets.c import build as c_build
 from unseen_inputs import PROGRAMS, STORED, args, make, outputs
 
@@ -52,18 +51,7 @@ def _same(name: str, got: tuple[int, str, dict]) -> None:
     rc, text, files = got
     assert rc == want["rc"]
     printed_close(want["stdout"], text, 1e-9)
-    assert sorted(files) == sorted(want["files"])
-    for fname, w in want["files"].items():
-        g = files[fname]
-        printed_close(w.get("text", ""), g.get("text", ""), 1e-9)
-        assert g["header"] == w["header"], fname
-        x, y = np.array(w["values"], dtype=np.float64), np.array(g["values"], dtype=np.float64)
-        assert x.shape == y.shape, fname
-        assert np.array_equal(np.isnan(x), np.isnan(y)), fname
-        scale = np.max(np.abs(x[np.isfinite(x)]), initial=0.0)
-        assert np.allclose(x, y, rtol=1e-9, atol=1e-9 * scale, equal_nan=True), (fname, np.nanmax(abs(x - y)))
-        zeros = (x == 0) & (y == 0)
-        assert np.array_equal(np.signbit(x[zeros]), np.signbit(y[zeros])), fname
+    same_files(want["files"], files)
 
 
 @pytest.mark.parametrize("name", NAMES)
