@@ -86,6 +86,13 @@ class LSeq:
 
 EMPTY = LSeq(S.Const(0, "int"), S.Const(0, "int"), (), "real")  # {}
 
+
+@dataclasses.dataclass(frozen=True)
+class Other:
+    """A variable naming another strand, whose state lies in IR space ``space``: ``o``, a
+    strand of a global reduction; ``n`` repeated d times, the neighbour of a sphere query d deep."""
+    space: str
+
 class V:
     """A lowered value: an object array (shape = the tensor's) of scalar expressions."""
 
@@ -680,8 +687,8 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        with self.setting(in_sphere=self.in_sphere + 1):  # (its neighbour: space "n" * depth)
-            return (*self.bound(var, lambda: "neighbour" * self.in_sphere, fn, forget=True), radius, center)
+        with self.setting(in_sphere=self.in_sphere + 1):
+            return (*self.bound(var, lambda: Other("n" * self.in_sphere), fn, forget=True), radius, center)
 
     def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
         """``sub(fn)`` with ``var`` bound to ``binding()`` (lowered inside; ``forget``: the
@@ -710,7 +717,7 @@ class Lowerer:
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
                               "in the global block, and sphere queries)")
         else:
-            (stmts, v), near = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body)), []
+            (stmts, v), near = self.bound(comp.iter.name, lambda: Other("o"), lambda: self.expr(comp.body)), []
         outty = "real" if name == "mean" else v.ty
         self.emit(S.Reduce(t, name, "sphere" if near else dom.name, tuple(stmts), v.flat()[0], outty, *near))
         return scal(S.Ref("l", t, outty), outty)
@@ -736,7 +743,7 @@ class Lowerer:
             stmts, _ = self.bound(var, lambda: (self.seq_item(seq, S.Ref("l", j, "int")), []), add)
             self.emit(S.For(j, _const(0, "int"), self.seq_last(seq), tuple(stmts)))
         elif self.where == "global" and isinstance(dom, A.Select):
-            stmts, _ = self.bound(var, lambda: "strand", add)
+            stmts, _ = self.bound(var, lambda: Other("o"), add)
             self.emit(S.Reduce("", "each", dom.name, tuple(stmts), _const(0, "int"), "int"))
         else:
             raise Unsupported(f"the reduction sum over {type(dom).__name__}")
@@ -784,12 +791,12 @@ class Lowerer:
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
             what = self.lookup(e.operand.name)
-            if e.name in self.kept and isinstance(what, str):  # its kept block (a neighbour's: tl_kp_snap's copy) into the arena
-                h, ty = S.Ref("o" if what == "strand" else "n" * (len(what) // 9), e.name, "int"), elem(self.kept[e.name])
+            if e.name in self.kept and isinstance(what, Other):  # its kept block (a neighbour's: tl_kp_snap's copy) into the arena
+                h, ty = S.Ref(what.space, e.name, "int"), elem(self.kept[e.name])
                 return LSeq(self.local(S.Call("tl_ar_kget", (h, _const(max(1, _size(ty)), "int")), "int", _at(e))),
                             self.local(S.Call("tl_kp_len", (h,), "int")), _shape(ty), _scalar(ty))
-            if isinstance(what, str) and what in ("strand", "neighbour" * max(1, len(what) // 9)):  # ("neighbour" * depth)
-                return self.slots("o" if what == "strand" else "n" * (len(what) // 9), e.name, self.c.state[e.name])
+            if isinstance(what, Other):
+                return self.slots(what.space, e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
