@@ -97,6 +97,9 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("w12", "w12_heronish", []), ("w12_eps0", "w12_heronish", ["-eps", "0", "-l", "30"]),
        ("w12_neg", "w12_heronish", ["-lo", "-4", "-hi", "4", "-num", "3", "-l", "12"]),
        ("w12_one", "w12_heronish", ["-num", "1", "-l", "50"]), ("w12_zero", "w12_heronish", ["-lo", "0", "-hi", "0", "-num", "2", "-l", "5"])]
+    + [(f"w13_{h}{a}", "w13_globalstop", ["-how", h, "-after", a]) for h, a in (("0", "2"), ("1", "2"), ("1", "1"), ("0", "1"))]
+    + [("w13_never", "w13_globalstop", ["-how", "2", "-l", "4"])]
+    + [("w13_l1", "w13_globalstop", ["-how", "1", "-after", "1", "-l", "1"])]
     # hostile command lines
     + [("h_twice", "w01_numin", ["-a", "2", "-a", "3"]), ("h_lneg", "w06_globalrw", ["-l", "-1"]),
        ("h_s0", "w06_globalrw", ["-s", "0"]), ("h_n0", "w06_globalrw", ["-n", "0"]),

@@ -1495,11 +1495,8 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))
     chunk = 1 if progress is not None else (snapshot if snapshot and on_snapshot is not None else cap)
-    # Diderot's first super-step runs the start methods: it runs (its global update too) though they left none active
-    fresh = bool(runner.ir.start) and run.n > 0 and run.active() == 0
-    while steps < cap and (run.active() > 0 or fresh):
-        done = run.idle_step() if fresh else run.steps(min(chunk, cap - steps))
-        fresh = False
+    while steps < cap and (run.active() > 0 or not steps and runner.ir.start and run.n):  # (the start methods' step: interp.py)
+        done = run.steps(min(chunk, cap - steps))
         if done == 0:
             break
         steps += done

@@ -870,17 +870,6 @@ class Run:
         self.made += done
         return done
 
-    def idle_step(self) -> int:
-        """A super-step with no active strand (Diderot's first, where the start methods left none): the global block."""
-        with self.lock:
-            self._strings()
-            err = self.ffi.new("int64_t *")
-            self._active = int(self.lib.tl_finish(self.n, *self._buffers(), err, self._p("int64_t *", self.ord),
-                                                  self._p("int64_t *", self.nlive)))
-            self._check(err)
-        self.made += 1
-        return 1
-
     def _steps(self, k: int) -> int:
         (err, act, pending), done = [self.ffi.new("int64_t *") for _ in range(3)], 0
         while done < k:
