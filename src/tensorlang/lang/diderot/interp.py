@@ -680,7 +680,7 @@ def _eig2(m):
     m00, m01, m11 = float(m[0, 0]) - mean, float(m[0, 1]), float(m[1, 1]) - mean
     d = 4.0 * m01 * m01 + (m00 - m11) * (m00 - m11)
     if not d > _EPS:
-        return [mean, mean], [[1.0, 0.0], [0.0, 1.0]]
+        return [0.0 + mean, 0.0 + mean], [[1.0, 0.0], [0.0, 1.0]]  # (0 + mean, as Diderot's: a -0 mean gives 0)
     vv = 0.5 * math.sqrt(d)
     e1 = _unit(_toward([m00 - vv, m01], [m01, m11 - vv]))
     return [vv + mean, -vv + mean], [_unit([e1[1], -e1[0]]), e1]

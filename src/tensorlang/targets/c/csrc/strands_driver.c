@@ -52,7 +52,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
         if (tl_err_any) tl_claim(TL_LATE - 1, i);
     }
 }
-static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
+static int64_t tl_ndead, tl_fresh;  /* the dead strands, counted with the active ones; whether the first step is to come (below) */
 #if TL_START  /* the start methods of the strands from .. n - 1, in order (those new made: at the next step's start, as in the
    interpreter); a permuted run's order then has the stable first (tmp: n cells); a stabilize here finds nobody (tl_in_start) */
 static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
@@ -77,8 +77,8 @@ void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int6
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
-#if TL_START
-    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank);
+#if TL_START  /* (Diderot's first super-step runs the start methods: it runs, its global block too, though they left none active) */
+    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = n > 0;
 #endif
     (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)rank; *err = tl_err_settle();
 }
@@ -155,7 +155,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
         }
     }
 #endif
-    while (s < k && active > 0) {
+    for (; s < k && (active > 0 || tl_fresh); tl_fresh = 0) {
 #if TL_START
         if (nlive[1] < n) {  /* the strands new made start (lower.py: no start method runs new) */
             tl_starts(nlive[1], n, R, I, status, gr, gi, img, ord, nlive, rank); tl_count(status, n, &active, &tl_ndead);

@@ -10,7 +10,7 @@ static void tl_unit(int n, double *v) {
 static void tl_eig2(const double *m, double *out) {
     double mean = 0.5 * (m[0] + m[3]), m00 = m[0] - mean, m01 = m[1], m11 = m[3] - mean;
     double q = m00 - m11, d = 4.0 * m01 * m01 + q * q;
-    if (!(d > TL_EIG_EPS)) { out[0] = out[1] = mean; out[2] = 1; out[3] = 0; out[4] = 0; out[5] = 1; return; }
+    if (!(d > TL_EIG_EPS)) { out[0] = out[1] = 0.0 + mean; out[2] = 1; out[3] = 0; out[4] = 0; out[5] = 1; return; }
     double vv = 0.5 * sqrt(d), r1[2] = {m00 - vv, m01}, r2[2] = {m01, m11 - vv}, e1[2], e0[2];
     double sg = r1[0] * r2[0] + r1[1] * r2[1] > 0 ? 1.0 : -1.0;
     e1[0] = r1[0] + sg * r2[0]; e1[1] = r1[1] + sg * r2[1]; tl_unit(2, e1);
