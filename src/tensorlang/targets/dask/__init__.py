@@ -81,10 +81,12 @@ def check_chunks(chunks, length: int):
 
 
 def _total(*parts):
-    """One level of the tree reduction: the sum of some partial sums."""
+    """One level of the tree reduction: the sum of some partial sums, as IEEE adds them
+    (inf on overflow, ⊥ for inf + -inf), without numpy's warnings."""
     total = np.array(parts[0], copy=True)
-    for part in parts[1:]:
-        total += part
+    with np.errstate(all="ignore"):
+        for part in parts[1:]:
+            total += part
     return total
 
 
