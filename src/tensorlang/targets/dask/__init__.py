@@ -81,13 +81,9 @@ def check_chunks(chunks, length: int):
 
 
 def _total(*parts):
-    """One level of the tree reduction: the sum of some partial sums, as IEEE adds them
-    (inf on overflow, ⊥ for inf + -inf), without numpy's warnings."""
-    total = np.array(parts[0], copy=True)
+    """One level of the tree reduction: the sum of some partial sums, as IEEE adds them (no warnings)."""
     with np.errstate(all="ignore"):
-        for part in parts[1:]:
-            total += part
-    return total
+        return np.array(sum(parts[1:], parts[0]))
 
 
 def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping[str, Any], result: str,
