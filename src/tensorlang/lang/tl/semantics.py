@@ -99,7 +99,8 @@ def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.
             return a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
-    return ev(e)
+    with np.errstate(all="ignore"):  # ⊥ and ±inf are values here (an outer product's overflow, a trace's inf - inf)
+        return ev(e)
 
 
 def contract(a: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
