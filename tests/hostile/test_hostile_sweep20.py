@@ -12,6 +12,14 @@ the Diderot front end and strands, each fixed at its cause and covered here.
   reduce" for a contraction adding inf and -inf, and where warnings are errors the call was
   error[internal] "please report it": the operator form evaluates under ``np.errstate`` as
   the index form's reductions already did, inf and ⊥ being values there.
+* Tensor fields given long doubles past the float64 range (``np.longdouble("1e4000")``,
+  what a user's extended-precision data holds): probe points and ``tl.inside`` points,
+  image samples, a world spacing, a tensor combined with a field, each converted with
+  numpy's "overflow encountered in cast" RuntimeWarning pointing into tensorlang, and
+  where warnings are errors the probe was error[internal] "please report it" and the
+  image and world raised the bare RuntimeWarning: they round to ±inf as IEEE does, with
+  no warning, and are then what docs/fields.md says of infinities (a point ⊥, a sample
+  followed by IEEE arithmetic, a world spacing error[input] naming the key).
 """
 
 from __future__ import annotations
@@ -71,3 +79,38 @@ def test_the_builders_reference_run_of_an_overflowing_product_has_no_warning():
         got = k(A=np.array([[1e308, -1e308], [np.inf, 1.0]]), x=np.array([1e308, 1e308]))
     np.testing.assert_array_equal(got["y"], [np.nan, np.inf])
     assert got["z"][0, 0, 0] == -np.inf
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # (where long double is float64, the text overflows to inf)
+    HUGE = np.longdouble("1e4000")
+needs_long_double = pytest.mark.skipif(not np.isfinite(HUGE), reason="long double is float64 on this machine")
+
+
+def _quietly(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn()
+
+
+@needs_long_double
+def test_long_double_probe_points_past_float64_are_outside_without_a_warning():
+    F = tl.field(np.ones((4, 4)), "tent")
+    points = np.array([[HUGE, 1.5], [1.5, 1.5]], dtype=np.longdouble)
+    np.testing.assert_array_equal(_quietly(lambda: F.probe(points)), [np.nan, 1.0])
+    np.testing.assert_array_equal(_quietly(lambda: tl.inside(F, points)), [False, True])
+
+
+@needs_long_double
+def test_long_double_samples_and_tensors_past_float64_are_infinities_without_a_warning():
+    samples = np.full((4, 4), HUGE, dtype=np.longdouble)
+    assert _quietly(lambda: tl.field(samples, "tent").probe(np.array([1.5, 1.5]))) == np.inf
+    F = tl.field(np.ones((4, 4)), "tent")
+    assert _quietly(lambda: (F + np.array(HUGE)).probe(np.array([1.5, 1.5]))) == np.inf
+
+
+@needs_long_double
+def test_a_long_double_world_spacing_past_float64_is_an_input_error_naming_it():
+    with pytest.raises(tl.TensorLangError) as err:
+        _quietly(lambda: tl.field(np.ones((4, 4)), "tent", world={"spacing": HUGE}))
+    assert err.value.code == "input" and "spacing" in str(err.value)
