@@ -20,6 +20,8 @@ the Diderot front end and strands, each fixed at its cause and covered here.
   image and world raised the bare RuntimeWarning: they round to ±inf as IEEE does, with
   no warning, and are then what docs/fields.md says of infinities (a point ⊥, a sample
   followed by IEEE arithmetic, a world spacing error[input] naming the key).
+  ``tl.testing.reference`` and ``assert_matches_reference`` converted such an input with
+  the same warning (a kernel's own call already read it as inf quietly): now as the call.
 """
 
 from __future__ import annotations
@@ -114,3 +116,14 @@ def test_a_long_double_world_spacing_past_float64_is_an_input_error_naming_it():
     with pytest.raises(tl.TensorLangError) as err:
         _quietly(lambda: tl.field(np.ones((4, 4)), "tent", world={"spacing": HUGE}))
     assert err.value.code == "input" and "spacing" in str(err.value)
+
+
+@needs_long_double
+def test_the_reference_of_a_long_double_input_past_float64_is_computed_without_a_warning():
+    from tensorlang.testing import assert_matches_reference, reference
+
+    text = "in var A : [2]\nout var C : [2]\nC = A * 2\n"
+    a = np.array([HUGE, 1], dtype=np.longdouble)
+    value, _bound = _quietly(lambda: reference(text, {"A": a}))["C"]
+    np.testing.assert_array_equal(value, [np.inf, 2.0])
+    _quietly(lambda: assert_matches_reference(text, {"A": a}, tl.compile(text)(A=a)))
