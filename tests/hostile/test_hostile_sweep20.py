@@ -22,10 +22,15 @@ the Diderot front end and strands, each fixed at its cause and covered here.
   followed by IEEE arithmetic, a world spacing error[input] naming the key).
   ``tl.testing.reference`` and ``assert_matches_reference`` converted such an input with
   the same warning (a kernel's own call already read it as inf quietly): now as the call.
+* ``tl.compile(folder)`` (a new user passing the examples folder, or ``/dev/stdin``) read
+  the one-line path as program text: "error[syntax]: unexpected '/'". A one-line string
+  that names anything that exists is a path, and ``read_source`` refuses what is no
+  regular file as the command line does ("it is a directory, not a regular file").
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -127,3 +132,14 @@ def test_the_reference_of_a_long_double_input_past_float64_is_computed_without_a
     value, _bound = _quietly(lambda: reference(text, {"A": a}))["C"]
     np.testing.assert_array_equal(value, [np.inf, 2.0])
     _quietly(lambda: assert_matches_reference(text, {"A": a}, tl.compile(text)(A=a)))
+
+
+@pytest.mark.parametrize("what", ["directory", "device"])
+def test_compiling_a_path_that_is_no_regular_file_says_so(what, tmp_path):
+    path = str(tmp_path) if what == "directory" else "/dev/null"
+    if what == "device" and not os.path.exists(path):
+        pytest.skip("no /dev/null")
+    for call in (tl.compile, tl.check):
+        with pytest.raises(tl.TensorLangError) as err:
+            call(path)
+        assert err.value.code == "input" and f"a {what}" in str(err.value), str(err.value)
