@@ -26,6 +26,9 @@ the Diderot front end and strands, each fixed at its cause and covered here.
   the one-line path as program text: "error[syntax]: unexpected '/'". A one-line string
   that names anything that exists is a path, and ``read_source`` refuses what is no
   regular file as the command line does ("it is a directory, not a regular file").
+* ``tl.padded_empty((True, 4), 8)`` made a (1, 4) array, a bool read as the integer 1,
+  where ``tl.var``, ``tl.contract_expression`` and every other shape refuse a bool
+  extent: it is error[input] too.
 """
 
 from __future__ import annotations
@@ -143,3 +146,11 @@ def test_compiling_a_path_that_is_no_regular_file_says_so(what, tmp_path):
         with pytest.raises(tl.TensorLangError) as err:
             call(path)
         assert err.value.code == "input" and f"a {what}" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("shape", [(True, 4), (4, np.bool_(True)), (False,)])
+def test_padded_empty_refuses_a_bool_extent_as_every_shape_does(shape):
+    with pytest.raises(tl.TensorLangError) as err:
+        tl.padded_empty(shape, 8)
+    assert err.value.code == "input" and "non-negative integers" in str(err.value)
+    assert tl.padded_empty((np.int64(1), 4), 8).shape == (1, 4)
