@@ -179,7 +179,7 @@ def _lift(value, dim: int) -> Field:
     if array.dtype.kind not in REAL_KINDS or array.size > MAX_IMAGE_ELEMENTS:  # None, strings, complex, objects
         raise error("shape", f"cannot use a {type(value).__name__} as a field or tensor (a number or an array "
                              f"of real numbers)", rule="field-lift")
-    array = np.array(array, dtype=np.float64)
+    array = np.array(real_array(array, "a tensor"))  # (a long double past float64's range: ±inf, no warning)
     if array.ndim == 0:
         return Field(ir.Const(float(array)), (), (), dim, SMOOTH)
     name = f"C{next(_CONSTS)}"
@@ -442,8 +442,8 @@ def inside(f: Field, points) -> np.ndarray:
 
 
 def _real_points(points):
-    """``points`` unchanged when they are real numbers; error[input] for complex, object,
-    string or datetime points (numpy would drop an imaginary part with a warning)."""
-    if isinstance(points, np.ndarray) and points.dtype.kind in REAL_KINDS and not np.ma.is_masked(points):
+    """``points`` unchanged when they are float64 numbers; others as float64 (real_array); error[input] for
+    complex, object, string or datetime points (numpy would drop an imaginary part with a warning)."""
+    if isinstance(points, np.ndarray) and points.dtype == np.float64 and not np.ma.is_masked(points):
         return points
     return real_array(points, "probe points")

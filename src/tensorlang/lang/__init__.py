@@ -152,7 +152,7 @@ def language_of(path: str, lang: str | None = None) -> str:
 
 
 def looks_like_path(source_or_path) -> bool:
-    """A PathLike, or a one-line string that names a file or ends in a known suffix."""
+    """A PathLike, or a one-line string that names what exists (read_source refuses a folder) or ends in a known suffix."""
     if isinstance(source_or_path, os.PathLike):
         return True
     if not isinstance(source_or_path, str) or "\n" in source_or_path or not source_or_path.strip():
@@ -160,7 +160,7 @@ def looks_like_path(source_or_path) -> bool:
     if Path(source_or_path).suffix in SUFFIXES:
         return True
     try:
-        return os.path.isfile(source_or_path)
+        return os.path.exists(source_or_path)
     except (OSError, ValueError):
         return False
 

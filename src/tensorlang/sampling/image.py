@@ -91,19 +91,17 @@ def real_array(value, what: str) -> np.ndarray:
     """``value`` as a float64 array, or error[input] when it is not an array of real
     numbers (complex, object, string, datetime; ragged; masked entries)."""
     limits.refuse_masked(value, what)
-    if isinstance(value, np.ndarray):
-        array = value
-    else:
-        try:
-            array = np.asarray(value)
-        except (TypeError, ValueError):
-            raise error("input", f"{what} must be an array of real numbers, got {type(value).__name__}") from None
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        raise error("input", f"{what} must be an array of real numbers, got {type(value).__name__}") from None
     if array.dtype.kind not in REAL_KINDS:
         raise error("input", f"{what} must be an array of real numbers (bool, integer or float), "
                              f"got dtype {array.dtype}")
     if array.size > MAX_IMAGE_ELEMENTS:
         raise error("too-large", f"{what} has {array.size} elements; at most {MAX_IMAGE_ELEMENTS} are taken")
-    return array if array.dtype == np.float64 else array.astype(np.float64)
+    with np.errstate(over="ignore"):  # a long double past float64's range is ±inf, a value (no warning)
+        return array if array.dtype == np.float64 else array.astype(np.float64)
 
 
 def _vector(value, dim: int, what: str) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -20,17 +20,17 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
         for rule in progress.statements(model.order):
-            out = np.zeros(model.shapes[rule.name], dtype=dtype)
-            for product in rule.products:
-                add_term(out, prepare(model, rule, product), store, dtype, model.values)
-            store[rule.name] = out
+            out, touched = np.full(model.shapes[rule.name], -0.0, dtype=dtype), np.zeros(model.shapes[rule.name], bool)
+            for product in rule.products:  # -0 + x is x: a lone product keeps its zero's sign; no product's +0
+                touched[add_term(out, prepare(model, rule, product), store, dtype, model.values)] = True
+            store[rule.name] = np.where(touched, out, dtype.type(0))
     return store
 
 
-def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype, values: Mapping[str, int]) -> None:
-    """out[h] += the term's sum over its other variables (its box, where its masks hold)."""
+def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype, values: Mapping[str, int]) -> Any:
+    """out[h] += the term's sum over its other variables (its box, where its masks hold); the h it reaches."""
     if any(lo > hi for lo, hi in term.box.values()):
-        return
+        return np.zeros(out.shape, dtype=bool)
     shape = tuple(hi - lo + 1 for lo, hi in (term.box[v] for v in term.variables))
     too_large(int(np.prod(shape, dtype=object)), f"a product of {term.rule.name!r}", term.product.span)
     grids = {v: np.arange(lo, hi + 1, dtype=np.int64).reshape([1] * axis + [n] + [1] * (len(shape) - axis - 1))
@@ -49,8 +49,8 @@ def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype
     value = np.where(mask, value, dtype.type(0))
     head = term.rule.args
     summed = tuple(axis for axis, v in enumerate(term.variables) if v not in head)
-    total = value.sum(axis=summed) if summed else value
+    total = value.sum(axis=summed) + dtype.type(0) if summed else value  # (a sum starts at +0, as compiled)
     kept = [v for v in term.variables if v in head]
     total = np.transpose(total, [kept.index(h) for h in head]) if head else total
-    region = tuple(slice(term.box[h][0], term.box[h][1] + 1) for h in head)
-    out[region] += total
+    out[(region := tuple(slice(term.box[h][0], term.box[h][1] + 1) for h in head))] += total
+    return region

@@ -40,11 +40,12 @@ def ev_stmt(stmt: ast.Assign, store: Store, gamma: Context, dtype: np.dtype) -> 
     The right side is evaluated completely into a fresh array before the store changes,
     so ``x = (y # x) . [2 3]`` reads the old x everywhere.
     """
-    if isinstance(stmt, ast.IndexAssign):
-        scope = [(ref.variable, n) for ref, n in zip(stmt.indices, gamma[stmt.target])]  # checked: variables
-        value = np.broadcast_to(evaluate_index(stmt.expr, store, scope, gamma.shapes, dtype), gamma[stmt.target])
-    else:
-        value = evaluate(stmt.expr, store, dtype)
+    with np.errstate(all="ignore"):  # ⊥ and ±inf are values here (an overflowing product, inf - inf in a sum)
+        if isinstance(stmt, ast.IndexAssign):
+            scope = [(ref.variable, n) for ref, n in zip(stmt.indices, gamma[stmt.target])]  # checked: variables
+            value = np.broadcast_to(evaluate_index(stmt.expr, store, scope, gamma.shapes, dtype), gamma[stmt.target])
+        else:
+            value = evaluate(stmt.expr, store, dtype)
     r = np.array(value, dtype=dtype, order="C", copy=True)
     assert r.shape == gamma[stmt.target], "ok-stmt guarantees the shape"
     return {**store, stmt.target: r}
@@ -178,8 +179,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             word = e.op if isinstance(e, ast.Reduce) else "sum"
             limits.check_allocation(math.prod(terms), dtype.itemsize, f"the {word} reduction", e.span)
             op = REDUCTIONS[ast.REDUCTIONS[e.op] if isinstance(e, ast.Reduce) else "+"].ufunc
-            with np.errstate(all="ignore"):
-                return op.reduce(np.broadcast_to(body, terms), axis=tuple(range(rank, len(inner))))
+            return op.reduce(np.broadcast_to(body, terms), axis=tuple(range(rank, len(inner))))
         if isinstance(e, ast.Paren):
             return ev(e.expr)
         if isinstance(e, ast.Neg):
