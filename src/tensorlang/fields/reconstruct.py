@@ -136,12 +136,13 @@ def world_is_index(img: Image) -> bool:
 
 def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
     """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
-    index (M: the world-to-index matrix's linear part)."""
+    index (M: the world-to-index matrix's linear part), the last index first: Diderot's executables compute
+    ∇⊗∇F as Σ_a M[a, i] (Σ_b H[a, b] M[b, j]), which fixes the sign of a zero (docs/diderot.md)."""
     if world_is_index(img):
         return result
     d = img.dim
     m = img.to_index[:d, :d]
-    for k in range(order):
+    for k in reversed(range(order)):
         axis = result.ndim - order + k
         result = np.moveaxis(np.tensordot(result, m, axes=([axis], [0])), -1, axis)
     return result
