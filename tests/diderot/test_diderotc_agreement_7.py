@@ -52,3 +52,28 @@ def test_a_hessian_transforms_its_last_axis_first_as_diderotc(backend, tmp_path)
     assert np.allclose(y, [[-0.4999999999958753, 0.0], [0.0, -2.5501267764127533e-11]], rtol=1e-9, atol=1e-15)
     assert np.signbit(y[0, 1]) and not np.signbit(y[1, 0])
 
+
+# ------------------------------------------------ (2) a sphere query in a start method
+SQ = """#version 2.0
+strand S (int i) {
+  vec2 pos = [real(i), 0.0];
+  output int c = 0;
+  start { c = sum { 1 | p in sphere(9.0) }; print(i, " start ", c, "\\n"); }
+  update { c += 10 * sum { 1 | p in sphere(9.0) }; stabilize; }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+
+
+def test_a_sphere_query_in_a_start_method_finds_the_strands_as_the_step_found_them():
+    """diderotc's start methods run in the first super-step, after its neighbour tree holds every living strand:
+    each finds the other three (it printed "i start 3", c = 33); tensorlang's found none (c = 30).  The C
+    executor leaves such a program to the interpreter."""
+    from tensorlang.lang.diderot.lower import strand_plan
+
+    p = _prog(SQ)
+    a = p.run({}, backend="interp")
+    assert a.printed == "".join(f"{i} start 3\n" for i in range(4))
+    assert np.asarray(a.outputs["c"]).tolist() == [33] * 4
+    assert "a sphere query in a start method" in strand_plan(p.checked)[1]
+

@@ -986,10 +986,12 @@ class Runtime:
     def run_start(self) -> None:
         """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
         start, fresh = self.p.start, {id(s) for s in self.unstarted}
+        if self.c.communicates:  # queries find the living strands as the step found them, before any start (diderotc)
+            self.snapshot, self._tree = [(s, dict(s.state)) for s in self.alive()], None
         for strand in self.unstarted:
             if strand.status == ACTIVE and start is not None:
                 self._method(start, strand)
-        self.unstarted = []
+        self.unstarted, self.snapshot = [], None
         if self.indirect:  # Diderot's permuted array: the stable, the active, then the fresh walked as an update walks them
             alive = self.strands if self.order is None else self.order  # (a stable one to the first active place, a dead one last)
             old = [s for s in alive if id(s) not in fresh and s.status != DEAD]

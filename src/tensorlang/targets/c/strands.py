@@ -250,15 +250,13 @@ class Renderer:
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
             r = self.ex(s.radius)
-            if self.method == "start":  # (no neighbour: the interpreter's start comes before a step's snapshot)
-                out += [f"{pad}{{", f"{pad}    int64_t cnt = 0, nn_ = 0; const int64_t *nb_ = 0, base_ = 0; (void)nb_; (void)base_;"]
-            elif id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
+            if id(s) in self.kept:  # (none in a start method, nor in a stabilize a start runs: lower.py)  # the answer kept from the first step (TL_STILL), else the search
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_; int64_t base_ = i;",
-                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
+                        f"{pad}    int64_t nn_ = tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
                         f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
-                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
+                        f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), f"j{self.inner or ''}"
             back = nest and free
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer

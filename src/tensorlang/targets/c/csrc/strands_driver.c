@@ -54,12 +54,12 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 }
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
 #if TL_START  /* the start methods of the strands from .. n - 1, in order (those new made: at the next step's start, as in the
-   interpreter); a permuted run's order then has the stable first (tmp: n cells); a stabilize here finds nobody (tl_in_start) */
+   interpreter); a permuted run's order then has the stable first (tmp: n cells); none queries (lower.py) */
 static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                       const tl_img *img, int64_t *ord, int64_t *nlive, int64_t *tmp) {
     tl_ordp = ord; tl_nl = nlive[0]; tl_status = status;
     for (int64_t i = from; i < n; i++) {
-        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) { tl_in_start = 1; r = tl_stabilize(n, i, R, I, gr, gi, img); tl_in_start = 0; }
+        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
         if (r) status[i] = (int8_t)r; tl_claim(0, i); }
     int64_t k = 0, ns = 0, x = 0, dy = 0;  /* the stable, the active, then the fresh (from ..) walked as tl_steps' loop */
     for (int s = 1; TL_INDIRECT && s >= -1; s--) for (int64_t q = (x = k, 0); q < nlive[0]; q++)
