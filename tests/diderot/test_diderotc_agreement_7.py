@@ -77,3 +77,79 @@ def test_a_sphere_query_in_a_start_method_finds_the_strands_as_the_step_found_th
     assert np.asarray(a.outputs["c"]).tolist() == [33] * 4
     assert "a sphere query in a start method" in strand_plan(p.checked)[1]
 
+
+# ------------------------------------------------ (3) the strand counts during a super-step of a permuted program
+BORN = """#version 2.0
+strand S (int i) {
+  output int a = numStrands() * 100 + numActive() * 10 + numStable();
+  int t = 0;
+  update {
+    t += 1;
+    if (i == 0 && t == 1) { new S(10); }
+    if (i == 2 && t == 1) { new S(12); }
+    if (i == 1) stabilize;
+    if (t > 2) stabilize;
+  }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+COUNTED = """#version 2.0
+strand S (int i) {
+  output int a = 0;
+  int t = 0;
+  update {
+    t += 1;
+    if (t == 1) a = numStrands() * 100 + numActive() * 10 + numStable();
+    if (i == 1) stabilize; if (i == 3 && t == 2) new S(9);
+    if (t > 2) stabilize;
+  }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+DIES = """#version 2.0
+strand S (int i) {
+  output int a = 0;
+  int t = 0;
+  update {
+    t += 1;
+    a += numStrands() * 100 + numActive() * 10 + numStable();
+    if (i == 1 && t == 1) die;
+    if (i == 2 && t == 1) stabilize;
+    if (t > 2) stabilize;
+  }
+}
+update { print(numActive(), " ", numStable(), "\\n"); }
+create_collection { S(i) | i in 0..4 }
+"""
+STARTS = """#version 2.0
+input int n = 5;
+strand S (int i) {
+  output int c = 0;
+  int t = 0;
+  start { c = numStrands() * 100 + numActive() * 10 + numStable(); if (i % 3 == 1) stabilize; }
+  update { t += 1; if (t < 3 && i < 20) new S(i + 6); if (t > 2 || i % 7 == 3) stabilize; }
+}
+create_collection { S(i) | i in 0..n }
+"""
+STARTS_C = """660 660 660 660 660 660 1843 1073 1073 1073 1073 3017 3017 1843 1843 1843 1843 1843 1843 4503 4503 3017 3017
+3017 3017 3017 3017 3017 3017 3017 5751 5751 5751 5751 4503 4503 4503 4503 4503 4503 4503 4503 4503 4503 4503 4503 6514
+6514 6514 6514 6514 6514 5751 5751 5751 5751 5751 5751 5751 5751 6792 6792 6792 6792 6514 6514 6794"""
+
+
+@pytest.mark.parametrize("backend", BOTH)
+@pytest.mark.parametrize("text, want, printed", [
+    (BORN, [440] * 6, ""),  # (ours: 431 for the strand made after strand 1 stabilized)
+    (COUNTED, [440, 440, 440, 440, 541], ""),  # (ours: 431 for strands 2 and 3, 514 for the new one)
+    (DIES, [550, 1412, 1412, 1412], "3 1\n3 1\n0 4\n"),  # (die in a program with a global block: permuted too)
+    (STARTS, [int(x) for x in STARTS_C.split()], ""),
+], ids=["born", "counted", "dies", "starts"])
+def test_counts_in_a_permuted_program_keep_the_step_start_values(backend, text, want, printed):
+    """diderotc's numStrands(), numActive() and numStable() in a program whose strands it keeps permuted (``new``,
+    or ``die`` beside a global block or queries) count at the end of each super-step (its indirect strand array):
+    during a step, in its start methods (those of the first step: before any ran) and updates and in the state
+    initializers of the strands ``new`` makes, they give the values of the step's start; the global update reads
+    the new ones.  The values are those diderotc's executables wrote."""
+    r = _run(text, backend)
+    assert np.ravel(r.outputs["a" if "output int a" in text else "c"]).tolist() == want
+    assert r.printed == printed
+

@@ -136,8 +136,7 @@ def world_is_index(img: Image) -> bool:
 
 def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
     """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
-    index (M: the world-to-index matrix's linear part), the last index first: Diderot's executables compute
-    ∇⊗∇F as Σ_a M[a, i] (Σ_b H[a, b] M[b, j]), which fixes the sign of a zero (docs/diderot.md)."""
+    index (M: the world-to-index matrix's linear part), the last first as Diderot's (a zero's sign: fieldval)."""
     if world_is_index(img):
         return result
     d = img.dim

@@ -1355,8 +1355,8 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
     if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
         raise Unsupported("a start method that runs new")
-    if any(q.which == "sphere" for q in S.nodes((start or (), stabilize or () if S.nodes(  # (the interpreter's snapshot)
-            start or (), S.Exit) else ()), S.Reduce)):
+    if any(q.which == "sphere" for q in S.nodes((start, stabilize if any(  # (the interpreter's snapshot)
+            e.kind == "stabilize" for e in S.nodes(start or (), S.Exit)) else ()), S.Reduce)):
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")

@@ -264,6 +264,8 @@ class Renderer:
                         f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
             out += [f"{pad}    int64_t vt_ = tl_ar_top;"] * visit + [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
                     f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
+        elif s.op == "count" and self.ir.indirect and self.method != "global":  # the step's start counts (tl_fc: driver.c)
+            return [f"{pad}{ty} {t} = " + {"all": "tl_fc[0] + tl_fc[1]", "active": "tl_fc[0]", "stable": "tl_fc[1]"}[s.which] + ";"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]

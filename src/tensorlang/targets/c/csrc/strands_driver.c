@@ -74,6 +74,7 @@ static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *st
 void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
               int64_t *err, int64_t *ord, int64_t *nlive, int64_t *rank) {
     tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
+    tl_fc[0] = n; tl_fc[1] = 0; tl_fc_set = 1;  /* (the first step's counts: before the start methods, as diderotc's) */
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
@@ -156,6 +157,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     }
 #endif
     while (s < k && active > 0) {
+        if (!tl_fc_set) { tl_fc[0] = active; tl_fc[1] = n - active - tl_ndead; } tl_fc_set = 0;
 #if TL_START
         if (nlive[1] < n) {  /* the strands new made start (lower.py: no start method runs new) */
             tl_starts(nlive[1], n, R, I, status, gr, gi, img, ord, nlive, rank); tl_count(status, n, &active, &tl_ndead);

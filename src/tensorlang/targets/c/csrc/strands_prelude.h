@@ -27,7 +27,8 @@ static inline void tl_fail(int64_t code, int64_t at) {
     if (!*f) *f = code | at << 3;
     __atomic_store_n(&tl_err_up, 1, __ATOMIC_RELAXED);
 }
-static int tl_kpos, tl_in_start; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions (tl_in_start: driver.c) */
+static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
+static int64_t tl_fc[2]; static int tl_fc_set;  /* a permuted run's counts (active, stable) at the step's start (driver.c) */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
 static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
