@@ -153,3 +153,39 @@ def test_counts_in_a_permuted_program_keep_the_step_start_values(backend, text, 
     assert np.ravel(r.outputs["a" if "output int a" in text else "c"]).tolist() == want
     assert r.printed == printed
 
+
+# ------------------------------------------------ (4) the copies of kept sequences that queries read, in the budget
+KEPT = """#version 2.0
+input int m = 600;
+strand S (int i) {
+  vec2 pos = [real(i % 8), real(i / 8)];
+  output real[] h = {};
+  output real c = 0.0;
+  int t = 0;
+  update {
+    t += 1;
+    if (t == 1) { h = { real(k) | k in 0..m-1 }; }
+    c += sum { real(length(p.h)) | p in sphere(1.5) };
+    if (t > 2) stabilize;
+  }
+}
+create_collection { S(i) | i in 0..63 }
+"""
+
+
+@pytest.mark.slow
+@needs_cc
+def test_the_copies_that_queries_read_count_in_the_memory_budget(monkeypatch):
+    """The C executor copies the kept sequences queries read at each step's start (tl_kp_snap): outside the
+    budget (half of TENSORLANG_MAX_BYTES for kept cells) and never freed; now counted: 64 strands of 600 reals
+    fit in 1 MiB's 65 536 cells, their copy does not (error[too-large]); 400 reals and their copy fit."""
+    from tensorlang.errors import TensorLangError
+
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(1 << 20))
+    p = _prog(KEPT)
+    assert np.ravel(_run(KEPT, "c", {"m": 400}).outputs["c"])[:2].tolist() == [2400.0, 4000.0]
+    with pytest.raises(TensorLangError) as exc:
+        p.run({"m": 600}, backend="c")
+    assert exc.value.code == "too-large" and "memory budget" in exc.value.message
+    assert np.ravel(p.run({"m": 600}, backend="interp").outputs["c"])[:2].tolist() == [3600.0, 6000.0]
+

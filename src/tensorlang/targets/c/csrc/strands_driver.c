@@ -242,6 +242,7 @@ TL_FILL_SOLOSTEPS
 #ifdef _OPENMP  /* (ns per 1024 strand-steps) */
     if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice[size_], threads, (tl_clock() - t0_) * 1024 / (active0 * s));
 #endif
+    tl_ks_free();
     *err = tl_err_settle();
     *active_out = active;
     return s;
