@@ -115,10 +115,10 @@ def off_and_on(text: str, values: dict, monkeypatch, flip, threads: int = 1, lim
     return p, off, on, src0, src1
 
 
-def same_files(want: dict[str, dict], got: dict[str, dict], signed_zeros: bool = True) -> None:
+def same_files(want: dict[str, dict], got: dict[str, dict]) -> None:
     """The files a run wrote (``unseen_inputs.outputs``) are those diderotc's executable wrote: the same
     names, texts (numbers within 1e-9), headers and values (within 1e-9 of the file's largest, NaN where
-    NaN, the sign of every zero unless ``signed_zeros`` is False)."""
+    NaN, the sign of every zero)."""
     assert sorted(got) == sorted(want)
     for fname, w in want.items():
         g = got[fname]
@@ -129,5 +129,5 @@ def same_files(want: dict[str, dict], got: dict[str, dict], signed_zeros: bool =
         assert np.array_equal(np.isnan(x), np.isnan(y)), fname
         scale = np.max(np.abs(x[np.isfinite(x)]), initial=0.0)
         assert np.allclose(x, y, rtol=1e-9, atol=1e-9 * scale, equal_nan=True), (fname, np.nanmax(abs(x - y)))
-        zeros = (x == 0) & (y == 0) & signed_zeros
+        zeros = (x == 0) & (y == 0)
         assert np.array_equal(np.signbit(x[zeros]), np.signbit(y[zeros])), fname

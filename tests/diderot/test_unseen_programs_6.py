@@ -52,7 +52,7 @@ def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatc
     want, files = EXPECTED[name], written(folder)
     assert rc == (1 if want["rc"] < 0 else want["rc"])  # (where diderotc's executable crashed: refused here)
     printed_close(want["stdout"], out.getvalue(), 1e-9)
-    same_files(want["files"], files, signed_zeros=False)  # (C gives some zeros the other sign: the note)
+    same_files(want["files"], files)
 
 
 def test_every_run_has_its_stored_outputs():

@@ -44,7 +44,7 @@ def _program(name: str, backend: str):
     return tl.compile(str(PROGRAMS / f"{name}.diderot"), backend=backend)
 
 
-def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch, signed_zeros: bool = False) -> None:
+def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
     name, prog, argv = run
     make(folder)
     monkeypatch.chdir(folder)
@@ -59,7 +59,7 @@ def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatc
     want, files = EXPECTED[name], written(folder)
     assert rc == (1 if want["rc"] < 0 else want["rc"])  # (where diderotc's executable crashed: refused here)
     printed_close(want["stdout"], out.getvalue(), 1e-9)
-    same_files(want["files"], files, signed_zeros=signed_zeros)
+    same_files(want["files"], files)  # (every zero's sign too)
 
 
 def test_every_run_has_its_stored_outputs():
@@ -86,7 +86,7 @@ def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monk
 def test_a_double_root_of_a_matrix_of_negative_zeros_is_plus_zero(backend, tmp_path, monkeypatch):
     """``evals([[-0,0],[0,-0]])``: Diderot's closed form adds the mean back to the double root 0 (0 + -0 is 0);
     both executors gave the mean itself, -0."""
-    _run(next(r for r in RUNS if r[0] == "w03_negz"), backend, tmp_path, monkeypatch, signed_zeros=True)
+    _run(next(r for r in RUNS if r[0] == "w03_negz"), backend, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])

@@ -136,12 +136,12 @@ def world_is_index(img: Image) -> bool:
 
 def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
     """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
-    index (M: the world-to-index matrix's linear part)."""
+    index (M: the world-to-index matrix's linear part), the last first as Diderot's (a zero's sign: fieldval)."""
     if world_is_index(img):
         return result
     d = img.dim
     m = img.to_index[:d, :d]
-    for k in range(order):
+    for k in reversed(range(order)):
         axis = result.ndim - order + k
         result = np.moveaxis(np.tensordot(result, m, axes=([axis], [0])), -1, axis)
     return result

@@ -158,7 +158,7 @@ def _chain_rule(lowered: field_passes.Lowered, chained: set[str], names: Mapping
                 f: Field) -> ir.Program:
     """The lowered program with each probe tensor in ``chained`` computed from its
     index-space derivatives ``Q`` by the chain rule, one statement per derivative index
-    (∂/∂p_j = Σ_a J[a, j] ∂/∂x_a, in reconstruct.to_world's order)."""
+    (∂/∂p_j = Σ_a J[a, j] ∂/∂x_a, in reconstruct.to_world's order: the last axis first)."""
     if not chained:
         return lowered.program
     decls = [d for d in lowered.program.decls if d.name not in chained]
@@ -175,8 +175,8 @@ def _chain_rule(lowered: field_passes.Lowered, chained: set[str], names: Mapping
         derivs = [f"d{k}" for k in range(p.order)]
         source = "Q" + p.name[1:]
         decls.insert(0, ir.Decl(source, shape, "in"))
-        for k in range(p.order):
-            target = p.name if k == p.order - 1 else f"{source}_{k}"
+        for k in reversed(range(p.order)):  # the last axis first, as Diderot's executables (to_world)
+            target = p.name if k == 0 else f"{source}_{k}"
             if target != p.name:
                 decls.append(ir.Decl(target, shape, ir.TEMP))
             reading = derivs[:k] + ["a"] + derivs[k + 1:]

@@ -130,9 +130,10 @@ class Conv(Field):
                 for a in range(d):  # contract the leading (space) axis with its weights
                     v = np.tensordot(w[a][axes.count(a)], v, axes=([0], [0]))
                 out[(Ellipsis,) + axes] = v
-            for k in range(order if not self._identity else 0):  # ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a
-                axis = out.ndim - order + k
-                out = np.moveaxis(np.tensordot(out, self._m, axes=([axis], [0])), -1, axis)
+            for k in reversed(range(order if not self._identity else 0)):  # ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a, the last
+                v = np.moveaxis(out, out.ndim - order + k, -1)  # axis first, each sum left to right, as Diderot's
+                r = sum((v[..., a:a + 1] * self._m[a] for a in range(1, d)), v[..., :1] * self._m[0])  # (a 0's sign)
+                out = np.moveaxis(r, -1, out.ndim - order + k)
         if d == 1 and order:
             out = out.reshape(self.shape)
         return out

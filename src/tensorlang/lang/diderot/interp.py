@@ -316,7 +316,7 @@ class Compiler:
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
             return lambda fr, a=args[0]: FV.BorderImage(a(fr), name)
         if name in _COUNTS:
-            return lambda fr, which=_COUNTS[name]: fr.rt.count(which)
+            return lambda fr, which=_COUNTS[name]: fr.rt.count(which, True)
         if name == "modulate" and rty.kind == "field":  # of fields: lifted, differentiated by the product rule
             return lambda fr, a=args[0], b=args[1]: FV.Lifted(name, a(fr), b(fr), rty.dim)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
@@ -882,6 +882,7 @@ class Runtime:
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.making: int | None = None  # while the initial strands are made: how many (diderotc's counts then)
+        self.frozen: tuple[int, int] | None = None  # (active, stable) at the step's start, before its starts: freeze
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
         #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
@@ -953,8 +954,13 @@ class Runtime:
                         f" take {_human(self.held)}, more than the memory budget of {_human(self.budget)}")
         return strand
 
-    def count(self, which) -> int:  # (in the initial strands' state initializers: all of them, active, as diderotc counts)
+    def count(self, which, program: bool = False) -> int:  # (in the initial strands' initializers: all, active, as diderotc)
+        if program and self.frozen is not None:  # (numStrands() etc. in a step of a permuted program)
+            return self.frozen[0] * (ACTIVE in which) + self.frozen[1] * (STABLE in which)
         return sum(1 for s in self.strands if s.status in which) if self.making is None else self.making * (ACTIVE in which)
+
+    def freeze(self) -> None:  # diderotc's permuted (indirect) strand array counts at each step's end
+        self.frozen = self.frozen or ((self.count((ACTIVE,)), self.count((STABLE,))) if self.indirect else None)
 
     def states(self, which):
         return [s.state for s in self.alive() if s.status in which]
@@ -986,10 +992,12 @@ class Runtime:
     def run_start(self) -> None:
         """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
         start, fresh = self.p.start, {id(s) for s in self.unstarted}
+        if self.c.communicates:  # queries find the living strands as the step found them, before any start (diderotc)
+            self.snapshot, self._tree = [(s, dict(s.state)) for s in self.alive()], None
         for strand in self.unstarted:
             if strand.status == ACTIVE and start is not None:
                 self._method(start, strand)
-        self.unstarted = []
+        self.unstarted, self.snapshot = [], None
         if self.indirect:  # Diderot's permuted array: the stable, the active, then the fresh walked as an update walks them
             alive = self.strands if self.order is None else self.order  # (a stable one to the first active place, a dead one last)
             old = [s for s in alive if id(s) not in fresh and s.status != DEAD]
@@ -1027,6 +1035,7 @@ class Runtime:
 
     def step(self) -> None:
         """One super-step, in Diderot's permuted order where it has one (docs/diderot-language.md, "Differences")."""
+        self.freeze()  # (the first step's: before the initial strands' start methods, create)
         if self.p.start is not None and self.unstarted:  # strands made by new start now
             self.run_start()
         # (not permuted: creation order; stable and dead strands stay in place)
@@ -1059,7 +1068,7 @@ class Runtime:
         self.order = [s for s in order[:len(order) - dying] if s.status != DEAD] + self.pending
         self.strands.extend(self.pending)
         self.unstarted.extend(self.pending)
-        self.pending = []
+        self.pending, self.frozen = [], None
         start, self.snapshot = self.snapshot, None
         if self.p.global_update is not None:
             try:
@@ -1131,6 +1140,7 @@ def create(rt: Runtime):
         _global_block(rt, p.global_start)
     if p.start is not None:
         rt.unstarted = list(rt.strands)
+        rt.freeze()
         rt.run_start()
     return shape
 

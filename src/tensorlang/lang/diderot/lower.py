@@ -1355,6 +1355,9 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
     if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
         raise Unsupported("a start method that runs new")
+    if any(q.which == "sphere" for q in S.nodes((start, stabilize if any(  # (the interpreter's snapshot)
+            e.kind == "stabilize" for e in S.nodes(start or (), S.Exit)) else ()), S.Reduce)):
+        raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
     with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns

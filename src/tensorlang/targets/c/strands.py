@@ -250,15 +250,13 @@ class Renderer:
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
             r = self.ex(s.radius)
-            if self.method == "start":  # (no neighbour: the interpreter's start comes before a step's snapshot)
-                out += [f"{pad}{{", f"{pad}    int64_t cnt = 0, nn_ = 0; const int64_t *nb_ = 0, base_ = 0; (void)nb_; (void)base_;"]
-            elif id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
+            if id(s) in self.kept:  # (none in a start method, nor in a stabilize a start runs: lower.py)  # the answer kept from the first step (TL_STILL), else the search
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_; int64_t base_ = i;",
-                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
+                        f"{pad}    int64_t nn_ = tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
                         f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
-                        f"{pad}    int64_t nn_ = tl_in_start ? 0 : tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
+                        f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             nest, j = any(q.which == "sphere" for q in S.nodes(s.body, S.Reduce)), f"j{self.inner or ''}"
             back = nest and free
             if nest:  # its neighbours copied into the arena: a query inside refills the thread's buffer
@@ -266,6 +264,8 @@ class Renderer:
                         f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) tl_ar[ab_ + q_].i = nb_[q_] + base_;"]
             out += [f"{pad}    int64_t vt_ = tl_ar_top;"] * visit + [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{",
                     f"{pad}        int64_t {j} = {'tl_ar[ab_ + q_].i' if nest else 'nb_[q_] + base_'}; (void){j};"]
+        elif s.op == "count" and self.ir.indirect and self.method != "global":  # the step's start counts (tl_fc: driver.c)
+            return [f"{pad}{ty} {t} = " + {"all": "tl_fc[0] + tl_fc[1]", "active": "tl_fc[0]", "stable": "tl_fc[1]"}[s.which] + ";"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]

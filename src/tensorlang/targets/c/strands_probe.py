@@ -260,7 +260,7 @@ def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str
     for o in range(1, top + 1):
         n = vox * d ** o
         names = [f"r{base + k}" for k in range(n)]
-        for k in range(o):
+        for k in reversed(range(o)):  # the last axis first (_to_world)
             tw = [f"tw{o}_{k}_{e}" for e in range(n)]
             out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
             out += [f"{q}{names[i]} = ident ? {names[i]} : " + " + ".join(f"m{m} * {tw[j]}" for m, j in terms) + ";"
@@ -468,9 +468,10 @@ def _nest(pad: str, axes: range, taps: int, body: Callable[..., list[str]]) -> l
 
 
 def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
-    """res[c, a1..ak] -> Σ_a M[a, j] res[c, .., a, ..], one derivative axis after another."""
+    """res[c, a1..ak] -> Σ_a M[a, j] res[c, .., a, ..], one derivative axis after another, the last first
+    (Diderot's order: a zero's sign agrees, reconstruct.to_world)."""
     out = [f"{pad}double tw[{vox * d ** order}];"]
-    for k in range(order):
+    for k in reversed(range(order)):
         out.append(f"{pad}memcpy(tw, res, sizeof tw);")
         out += [f"{pad}res[{i}] = " + " + ".join(f"im->m[{m}] * tw[{j}]" for m, j in terms) + ";"
                 for i, terms in _chain(d, order, vox, k)]

@@ -54,12 +54,12 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 }
 static int64_t tl_ndead, tl_fresh;  /* the dead strands, counted with the active ones; whether the first step is to come (below) */
 #if TL_START  /* the start methods of the strands from .. n - 1, in order (those new made: at the next step's start, as in the
-   interpreter); a permuted run's order then has the stable first (tmp: n cells); a stabilize here finds nobody (tl_in_start) */
+   interpreter); a permuted run's order then has the stable first (tmp: n cells); none queries (lower.py) */
 static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                       const tl_img *img, int64_t *ord, int64_t *nlive, int64_t *tmp) {
     tl_ordp = ord; tl_nl = nlive[0]; tl_status = status;
     for (int64_t i = from; i < n; i++) {
-        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) { tl_in_start = 1; r = tl_stabilize(n, i, R, I, gr, gi, img); tl_in_start = 0; }
+        int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
         if (r) status[i] = (int8_t)r; tl_claim(0, i); }
     int64_t k = 0, ns = 0, x = 0, dy = 0;  /* the stable, the active, then the fresh (from ..) walked as tl_steps' loop */
     for (int s = 1; TL_INDIRECT && s >= -1; s--) for (int64_t q = (x = k, 0); q < nlive[0]; q++)
@@ -74,6 +74,7 @@ static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *st
 void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
               int64_t *err, int64_t *ord, int64_t *nlive, int64_t *rank) {
     tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
+    tl_fc[0] = n; tl_fc[1] = 0; tl_fc_set = 1;  /* (the first step's counts: before the start methods, as diderotc's) */
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
@@ -156,6 +157,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     }
 #endif
     for (; s < k && (active > 0 || tl_fresh); tl_fresh = 0) {
+        if (!tl_fc_set) { tl_fc[0] = active; tl_fc[1] = n - active - tl_ndead; } tl_fc_set = 0;
 #if TL_START
         if (nlive[1] < n) {  /* the strands new made start (lower.py: no start method runs new) */
             tl_starts(nlive[1], n, R, I, status, gr, gi, img, ord, nlive, rank); tl_count(status, n, &active, &tl_ndead);
@@ -240,6 +242,7 @@ TL_FILL_SOLOSTEPS
 #ifdef _OPENMP  /* (ns per 1024 strand-steps) */
     if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice[size_], threads, (tl_clock() - t0_) * 1024 / (active0 * s));
 #endif
+    tl_ks_free();
     *err = tl_err_settle();
     *active_out = active;
     return s;

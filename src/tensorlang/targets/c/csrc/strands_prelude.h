@@ -27,7 +27,8 @@ static inline void tl_fail(int64_t code, int64_t at) {
     if (!*f) *f = code | at << 3;
     __atomic_store_n(&tl_err_up, 1, __ATOMIC_RELAXED);
 }
-static int tl_kpos, tl_in_start; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions (tl_in_start: driver.c) */
+static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
+static int64_t tl_fc[2]; static int tl_fc_set;  /* a permuted run's counts (active, stable) at the step's start (driver.c) */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
 static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
@@ -109,20 +110,27 @@ static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at
     memcpy(k->d, tl_ar + b, sizeof(tl_cell) * (size_t)(n * c)); k->n = n; return (int64_t)(intptr_t)k;
 }
 /* the blocks of kept row k (items of c cells) as a step found them, for other strands' queries: row k of I0 their
-   copies (in buffer s of 8, kept from step to step) */
+   copies (in buffer s of 8, kept from step to step of a call, counted in the run's cells tl_kp[1]: a tl_kb as 4) */
 static struct { tl_kb *kb; tl_cell *d; int64_t nkb, nd; } tl_ks[8];
+static void *tl_ks_grow(void *p, int64_t *have, int64_t want, int64_t cells) {  /* (error 7: past the budget, 3: no memory) */
+    if (want <= *have) return p;
+    free(p); tl_kp[1] -= *have * cells; *have = 0;
+    if (tl_kp[1] + want * cells > tl_kp[2]) { tl_err_flag = 7; tl_err_k1 = INT64_MIN; return 0; }  /* (kept: the step's first) */
+    if (!(p = malloc(sizeof(tl_cell) * (size_t)(want * cells)))) { tl_err_flag = 3; return 0; }
+    tl_kp[1] += want * cells; *have = want; return p;
+}
+static void tl_ks_free(void) { for (int s = 0; s < 8; s++) {  /* (their cells given back: after a call's steps) */
+    if (tl_kp) tl_kp[1] -= 4 * tl_ks[s].nkb + tl_ks[s].nd; free(tl_ks[s].kb); free(tl_ks[s].d); tl_ks[s].kb = 0; tl_ks[s].d = 0; tl_ks[s].nkb = tl_ks[s].nd = 0; } }
 static void tl_kp_snap(int s, int64_t k, int64_t c, int64_t n, const int64_t *I, int64_t *I0) {
     int64_t cells = 0, o = 0;
     if (s < 0 || s >= 8) { tl_err_flag = 3; return; }  /* (lower refuses a ninth: never reached) */
     for (int64_t j = 0; j < n; j++) cells += tl_kp_len(I[k * n + j]) * c;
-    if (n > tl_ks[s].nkb) { free(tl_ks[s].kb); tl_ks[s].kb = malloc(sizeof(tl_kb) * (size_t)n); tl_ks[s].nkb = tl_ks[s].kb ? n : 0; }
-    if (cells > tl_ks[s].nd) { free(tl_ks[s].d); tl_ks[s].d = malloc(sizeof(tl_cell) * (size_t)cells); tl_ks[s].nd = tl_ks[s].d ? cells : 0; }
+    tl_ks[s].kb = tl_ks_grow(tl_ks[s].kb, &tl_ks[s].nkb, n, 4); tl_ks[s].d = tl_ks_grow(tl_ks[s].d, &tl_ks[s].nd, cells, 1);
     for (int64_t j = 0, h, m; j < n; j++, o += m * c) {
-        h = I[k * n + j]; m = tl_ks[s].nkb < n || tl_ks[s].nd < cells ? 0 : tl_kp_len(h);  /* (no memory: error 3, none read) */
+        h = I[k * n + j]; m = tl_ks[s].nkb < n || tl_ks[s].nd < cells ? 0 : tl_kp_len(h);  /* (error 3 or 7: none read) */
         if (m) { tl_ks[s].kb[j] = (tl_kb){0, m, m * c, tl_ks[s].d + o}; tl_kp_copy(h, c, tl_ks[s].d + o); }
         I0[k * n + j] = m ? (int64_t)(intptr_t)&tl_ks[s].kb[j] : 0;
     }
-    if (tl_ks[s].nkb < n || tl_ks[s].nd < cells) tl_err_flag = 3;
 }
 /* a global sequence of any length the global block assigns: kept as reals (as an input's), read as the input was */
 static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t real, int64_t at) {
