@@ -1,5 +1,5 @@
 """The depth bound every lark front end shares (lang/lark_support.py): one iterative walk
-for the statements' expression trees (``check_depth``) and for whole parse trees
+for a statement's expression tree (``shallow``) and for whole parse trees
 (``check_tree_depth``), each refusal with its own message and span."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ def _chain(depth: int) -> tuple:
     return node
 
 
-def test_check_depth_refuses_one_level_past_the_bound_at_the_statement():
+def test_shallow_refuses_one_level_past_the_bound_at_the_statement():
     ok, deep = _Stmt(_chain(MAX_DEPTH), Span(1, 1, 1, 9)), _Stmt(_chain(MAX_DEPTH + 1), Span(2, 1, 2, 9))
-    lark_support.check_depth([ok], lambda node: node)
+    assert lark_support.shallow(ok, lambda node: node) is ok
     with pytest.raises(TensorLangError) as info:
-        lark_support.check_depth([ok, deep], lambda node: node)
+        lark_support.shallow(deep, lambda node: node)
     assert info.value.code == "too-large" and info.value.diagnostics[0].span == deep.span
     assert f"nested more than {MAX_DEPTH} operators deep" in info.value.message
 

@@ -1,10 +1,5 @@
-"""Front ends behind one registry: a program's text in, its :class:`Language` out.
-
-Each front end is a folder here with one :class:`~.language.Language` value; the
-registry below lists them, and this is the only place outside the folders that names
-one.  The file suffix picks the front end, ``lang=`` overrides it.  To add a front end:
-write the folder and add its ``LANGUAGE`` to :data:`REGISTRY` (docs/architecture.md).
-"""
+"""Front ends behind one registry: a program's text in, its :class:`Language` out; the suffix picks
+the front end, ``lang=`` overrides it (docs/architecture.md, "The packages", says how to add one)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The JSON form of a program's tree: ``tensorlang compile PROG --emit ast --json``.
-
-One printer for every front end's AST and for EIN (``--emit ein`` / ``opt``): it knows no
-node kind, only that trees are frozen dataclasses, so a new front end's AST prints without
-a line here.  The schema is docs/cli.md's "JSON form"; :func:`from_json` rebuilds the
-tree (tensorlang's classes only), equal to the original, spans included.
-"""
+"""The JSON form of any front end's tree or EIN program (``--emit ast --json``; the schema is docs/cli.md's
+"JSON form"): it knows no node kind, only frozen dataclasses; :func:`from_json` rebuilds the tree."""
 
 from __future__ import annotations
 

@@ -286,11 +286,12 @@ def _check_depth(root, children: Callable, message: str, where: Callable) -> Non
             raise error("too-large", message, where(node))
 
 
-def check_depth(stmts, children: Callable) -> None:
-    """error[too-large] at the first statement whose expression is nested too deep."""
-    for stmt in stmts:
-        _check_depth(stmt.expr, children, f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
-                     "into several statements", lambda _node, span=stmt.span: span)
+def shallow(stmt, children: Callable):
+    """``stmt``, or error[too-large] at it where its expression is nested too deep; called as the
+    parser reduces each statement, so that the parse stops at the first one too deep."""
+    _check_depth(stmt.expr, children, f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
+                 "into several statements", lambda _node: stmt.span)
+    return stmt
 
 
 def check_tree_depth(tree: lark.Tree, children: Callable = operator.attrgetter("children")) -> lark.Tree:

@@ -1,8 +1,4 @@
-"""The builder: programs of the operator language built from Python values.
-
-``expressions`` holds the nodes and constructors, ``lower`` makes built outputs a program
-of the model language as its AST; ``tl.build`` (``tensorlang.builder``) compiles it.
-"""
+"""The builder (docs/einsum.md, "The builder"): ``expressions`` holds the nodes, ``lower`` makes a program of them."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Built expressions as a program of the model language, built as its AST (no text).
-
-An ``in`` declaration per variable (in order of first use), an ``out`` one per output,
-one operator-form statement per output; a shared subexpression, or one
-:data:`SPILL_DEPTH` operators deep, becomes a temporary.  docs/einsum.md, "The builder",
-says why the AST and not EIN, and what building guarantees (iterative, thread-safe).
-"""
+"""Built expressions as a model-language AST (docs/einsum.md, "The builder", says why and what
+building guarantees); a shared subexpression, or one :data:`SPILL_DEPTH` operators deep, becomes a temporary."""
 
 from __future__ import annotations
 

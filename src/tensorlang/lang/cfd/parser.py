@@ -1,8 +1,5 @@
-"""Parser for ``.cfd`` files: programs of the public CFDlang compiler (``cfd.lark``) read
-unchanged into the model language's AST, with spans into the ``.cfd`` text, so that the
-one type checker gives the same errors as for the model language.  What the model
-language has no words for is resolved here, as the table of docs/cfdlang.md says.
-"""
+"""Parser for ``.cfd`` files (``cfd.lark``) into the model language's AST, with spans into the
+``.cfd`` text; what the model language has no words for is resolved here (docs/cfdlang.md)."""
 
 from __future__ import annotations
 
@@ -125,9 +122,7 @@ class _ToAst(OperatorForm):
     # ------------------------------------------------------------ statements
     def stmt(self, name, _eq, expr):
         _check_name(name, "a variable")
-        stmt = ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
-        lark_support.check_depth((stmt,), _children)  # as it is reduced: the parse stops at the first too deep
-        return stmt
+        return lark_support.shallow(ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name)), _children)
 
     def contract(self, left, dot, right):
         span = _cover(left, right)

@@ -1,8 +1,5 @@
 """Print a model-language AST in the CFDlang dialect, the inverse of :mod:`.parser`
-(docs/cfdlang.md, "Printing the other way"): dimensions 0-based, every contraction and
-transposition as a list of lists, only the parentheses the dialect needs, ``-e`` as
-``(0 - 1) * e`` (exactly the same numbers); a function call cannot be printed.
-"""
+(docs/cfdlang.md, "Printing the other way")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""EIN programs as a front end: programs that Python builds as EIN directly (einsum's
-subscripts, the builder's expressions, field probes) enter the compiler here, without
-being printed as text and parsed again (docs/architecture.md).  Its "AST" is the
-:class:`~tensorlang.ein.ir.Program` itself, and it reads no text of its own.
-"""
+"""EIN programs as a front end: programs Python builds as EIN (einsum, the builder, field
+probes) enter here without text (docs/architecture.md); the "AST" is the :class:`~tensorlang.ein.ir.Program`."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""einsum strings as a front end: numpy's notation for 004's EIN statements.
-
-``subscripts`` reads numpy.einsum's subscripts against the operands' shapes into a
-:class:`~.subscripts.Spec`; ``lower`` builds its EIN program directly, which is from
-there an EIN program as any other (``lang/ein_built``).  The Python surface
-(``tl.einsum``, ``tl.contract_expression``, ``tl.einsum_path``) is ``tensorlang.einsum_api``.
-"""
+"""einsum strings as a front end (docs/einsum.md, "What is compiled"): ``subscripts`` reads them
+into a :class:`~.subscripts.Spec`, ``lower`` builds its EIN program; the Python surface is ``tensorlang.einsum_api``."""
 
 from __future__ import annotations
 

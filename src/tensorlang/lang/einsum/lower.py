@@ -1,8 +1,4 @@
-"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly (no model-language text;
-docs/einsum.md, "What is compiled", has the rules).  The product nests to the left and
-one Σ binds every summed label in order of first use: node for node the EIN that the
-model language lowers that text to; beyond :data:`LEFT_DEEP_MAX` operands, a balanced tree.
-"""
+"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly (docs/einsum.md, "What is compiled")."""
 
 from __future__ import annotations
 

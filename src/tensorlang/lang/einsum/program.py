@@ -1,7 +1,4 @@
-"""The einsum front end's own text (``.einsum`` files): the subscripts and the operands'
-shapes, ``ij,jk->ik : [2 3] [3 4]``, read into a Spec and written from one.  (The
-program a Spec computes is built by :mod:`.lower`.)
-"""
+"""The einsum front end's own text (``.einsum`` files, docs/einsum.md): ``ij,jk->ik : [2 3] [3 4]``."""
 
 from __future__ import annotations
 

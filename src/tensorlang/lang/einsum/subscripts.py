@@ -1,10 +1,5 @@
-"""numpy.einsum's subscripts, read against the operands' shapes: a :class:`Spec`.
-
-The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``; docs/einsum.md,
-"What is compiled", lists them).  A violation raises :class:`EinsumError`, a
-``ValueError`` (as numpy raises) and a :class:`~tensorlang.errors.TensorLangError`
-(error[input]) whose message names the term and the dimension.
-"""
+"""numpy.einsum's subscripts, read against the operands' shapes into a :class:`Spec` by numpy's rules
+(docs/einsum.md, "What is compiled"); a violation is :class:`EinsumError`, a ValueError and error[input]."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The abstract syntax of TeIL (paper 001, Figure 5).
-
-One node class, :class:`Op`, covers every operator: the operators differ only in their
-typing and evaluation rules (:mod:`.typecheck`, :mod:`.semantics`).  Core-TeIL's forms
-(001 Figure 12, docs/teil.md) are the same operators with fewer integer arguments
-(:func:`full_params`).  Nodes are immutable; their spans take no part in equality.
-"""
+"""The abstract syntax of TeIL (paper 001, Figure 5): one node class, :class:`Op`, for every operator;
+Core-TeIL's forms are the same operators with fewer integer arguments (:func:`full_params`, docs/teil.md)."""
 
 from __future__ import annotations
 

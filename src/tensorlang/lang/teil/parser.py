@@ -1,9 +1,4 @@
-"""Parser for ``.teil`` files: ``grammar.lark`` to the AST of :mod:`.ast`.
-
-Like the model-language parser, lark runs LALR(1) with the transformer inline, every
-token is kept so that nodes get spans from their first to their last token, and any
-problem is error[syntax] at the offending token.
-"""
+"""Parser for ``.teil`` files: ``grammar.lark`` to the AST of :mod:`.ast`, as the model-language parser does."""
 
 from __future__ import annotations
 
@@ -48,9 +43,7 @@ class _ToAst(Transformer):
     def stmt(self, name, _eq, expr):
         if str(name) in ast.RESERVED:
             raise error("syntax", f"{str(name)!r} is a TeIL keyword and cannot name a variable", _tok_span(name))
-        stmt = ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
-        lark_support.check_depth((stmt,), ast.children)  # as it is reduced: the parse stops at the first too deep
-        return stmt
+        return lark_support.shallow(ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name)), ast.children)
 
     def var(self, name):
         return ast.Var(str(name), _tok_span(name))

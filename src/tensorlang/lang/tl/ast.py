@@ -1,9 +1,5 @@
-"""The abstract syntax of the model language (paper 000, Figure 1, with SPEC section 1).
-
-Nodes are immutable and every node carries the :class:`~tensorlang.errors.Span` of the
-text it came from, so that every later stage can point at the source.  Spans do not take
-part in equality: two nodes that spell the same expression are equal wherever they stand.
-"""
+"""The abstract syntax of the model language (paper 000, Figure 1, with SPEC section 1): immutable
+nodes, each with the :class:`~tensorlang.errors.Span` of its text, which takes no part in equality."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""One-line hints for code written in another notation (docs/errors.md, "syntax"):
-where the parser stops on a line that holds a numpy or einsum form, the message says
-how tensorlang writes it.  The hints read that line (not lark's state), so they fire
-only for forms unambiguous in text; an einsum call becomes the index-form statement
-that computes the same (``C = np.einsum('ij,jk->ik', A, B)``: ``C[i,k] = sum(j) A[i,j] * B[j,k]``).
-"""
+"""One-line hints for a line written in another notation, numpy or einsum (docs/errors.md, "syntax"),
+read from the line where the parser stops (not lark's state), so only for forms unambiguous in text."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Any front end's program as a model-language (``.tl``) program: ``--emit tl``.
-
-The model-language printer prints the AST, whatever front end produced it; a name the
-model language reserves (a CFDlang variable called ``in``) gets underscores appended
-until it is free, and a comment at the top lists every renaming (docs/cfdlang.md), so
-the printed program always parses back.
-"""
+"""Any front end's program as a model-language program (``--emit tl``); a reserved name gets
+underscores appended, listed in a comment at the top (docs/cfdlang.md)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Parser for ``.tl`` files: the lark grammar ``model.lark`` to the AST of :mod:`.ast`.
-
-The grammar is LALR(1), so lark builds the AST while it parses (the transformer runs
-inline): no parse tree is kept and no recursion over it happens, which keeps deeply
-nested programs from exhausting the Python stack in this stage.
-"""
+"""Parser for ``.tl`` files: ``grammar.lark`` to the AST of :mod:`.ast`, built by an inline transformer
+as lark parses (LALR: no parse tree is kept, no recursion over one)."""
 
 from __future__ import annotations
 
@@ -134,7 +130,7 @@ class _ToAst(OperatorForm):
 
     def assign(self, name, _eq, expr):
         _count_statement(name)
-        return _shallow(ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name)))
+        return lark_support.shallow(ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name)), ast.children)
 
     def contract(self, expr, _dot, cpairs):
         pairs, grouped, span = cpairs
@@ -226,13 +222,15 @@ class _ToAst(OperatorForm):
     def index_assign(self, name, *rest):
         _count_statement(name)
         expr = rest[-1]
-        return _shallow(ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name)))
+        stmt = ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name))
+        return lark_support.shallow(stmt, ast.children)
 
     def scalar_assign(self, name, _eq, expr):
         """``s = sum(i) M[i,i]``: index form with no target indices, as ``s[] = ...``
         (the checker then requires ``s`` to be of rank 0, like any index statement)."""
         _count_statement(name)
-        return _shallow(ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name)))
+        stmt = ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name))
+        return lark_support.shallow(stmt, ast.children)
 
     def access(self, name, *rest):
         return ast.Access(str(name), self._indices(rest), _cover(name, rest[-1]))
@@ -254,12 +252,6 @@ class _ToAst(OperatorForm):
                         _tok_span(word))
         body = rest[-1]
         return ast.Reduce(str(word), self._indices(rest[:-1]), body, _cover(word, body))
-
-
-def _shallow(stmt):
-    """A statement as it is reduced, its depth bounded then: the parse stops at the first too deep."""
-    lark_support.check_depth((stmt,), ast.children)
-    return stmt
 
 
 @functools.lru_cache(maxsize=None)

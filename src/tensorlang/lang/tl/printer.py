@@ -1,8 +1,5 @@
-"""Print an AST back as model-language text, with only the parentheses it needs.
-
-``parse_model(to_source(p)) == p`` holds for every program, whether it came from the
-parser or was built by hand (the property tests check this).
-"""
+"""Print an AST back as model-language text, with only the parentheses it needs
+(``parse_model(to_source(p)) == p``, checked by the property tests)."""
 
 from __future__ import annotations
 
