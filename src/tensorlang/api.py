@@ -161,10 +161,11 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
     read without a copy (docs/c-backend.md, "Padding")."""
     resolved = resolve_dtype(dtype)
     try:
-        dims = tuple(operator.index(n) for n in shape)
+        given = tuple(shape)  # (read once: an iterator too)
+        dims = tuple(operator.index(n) for n in given)
     except TypeError:
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}") from None
-    if any(n < 0 for n in dims) or any(isinstance(n, bool) for n in shape):  # (True was 1, as numpy reads it)
+    if any(n < 0 for n in dims) or any(isinstance(n, bool) for n in given):  # (True was 1, as numpy reads it)
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}")
     if len(dims) > MAX_RANK:
         raise TensorLangError("too-large", f"shape has {len(dims)} dimensions; at most {MAX_RANK} (numpy's limit)")

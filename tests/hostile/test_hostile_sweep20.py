@@ -156,7 +156,7 @@ def test_compiling_a_path_that_is_no_regular_file_says_so(what, tmp_path):
         assert err.value.code == "input" and f"a {what}" in str(err.value), str(err.value)
 
 
-@pytest.mark.parametrize("shape", [(True, 4), (4, np.bool_(True)), (False,)])
+@pytest.mark.parametrize("shape", [(True, 4), (4, np.bool_(True)), (False,), iter([True, 3])], ids=["t", "np", "f", "iter"])
 def test_padded_empty_refuses_a_bool_extent_as_every_shape_does(shape):
     with pytest.raises(tl.TensorLangError) as err:
         tl.padded_empty(shape, 8)

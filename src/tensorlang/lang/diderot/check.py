@@ -30,6 +30,7 @@ class Checked:
     state: dict[str, Ty] = field(default_factory=dict)
     params: dict[str, Ty] = field(default_factory=dict)
     communicates: bool = False  # the strands read each other's state (sphere queries)
+    counts: bool = False  # a strand method or a function calls numStrands(), numActive() or numStable()
     #: the state variables strands read from each other (``P.x``, ``pos``): two copies (interp.Runtime.step)
     shared: set[str] = field(default_factory=set)
     #: ``F(x) = ...``: name -> "field" (typed with x the identity field: with derivatives) or "point" (probes only)
@@ -548,6 +549,8 @@ class Checker:
                     self.expect(from_syntax(p.type), at, node, f"argument {p.name} of {name}")
                 self.c.scopes[id(f)] = "func"
                 return from_syntax(decl.result)
+            if name in ("numStrands", "numActive", "numStable") and self.where != "global":
+                self.c.counts = True
             if name in basis.FUNCTIONS:
                 result = basis.FUNCTIONS[name](args)
                 if result is None:
@@ -737,10 +740,11 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
 
 
 def bulk_synchronous(checked: Checked) -> bool:
-    """Whether Diderot's executable runs this program in super-steps: with a global update block, ``new`` or
-    queries; otherwise strand by strand (docs/diderot-language.md, "Differences")."""
+    """Whether Diderot's executable runs this program in super-steps: with a global update block, ``new``,
+    queries, or strands that count the strands (diderotc's NeedsBSP); otherwise strand by strand
+    (docs/diderot-language.md, "Differences")."""
     program = checked.program
-    return program.update is not None or checked.communicates or _holds(checked, A.New)
+    return program.update is not None or checked.communicates or checked.counts or _holds(checked, A.New)
 
 
 def _holds(checked: Checked, cls: type) -> bool:  # the strand's node kinds, one walk kept: every run asks
@@ -750,5 +754,4 @@ def _holds(checked: Checked, cls: type) -> bool:  # the strand's node kinds, one
 def permuted(checked: Checked) -> bool:
     """Whether Diderot's runtime keeps the strands in a permuted order: ``new``, or ``die`` in a bulk-synchronous
     program (docs/diderot-language.md, "Differences"); the interpreter and the C executor follow it."""
-    has_new, has_die = _holds(checked, A.New), _holds(checked, A.Die)
-    return has_new or (has_die and (checked.communicates or checked.program.update is not None))
+    return _holds(checked, A.New) or (_holds(checked, A.Die) and bulk_synchronous(checked))
