@@ -168,6 +168,7 @@ STUR_RULES = {
     "D(i, j) := B(i, j)": "D", "D(i, j) := (-1) * B(i, j)": "D", "D(i, j) := B(i, j) + B(i, j)": "D",
     "D(i, j) := B(i, j) * (i <= j)": "D", "D(i, j) := B(i, j) * B(j, i)": "D", "E(i) := B(i, j)": "E",
     "D(i, j) := B(i, k) * B(k, j)": "D", "D(i, j) := 2 * B(i, j) + (-0) * B(i, j)": "D",
+    "D(i, j) := B(i, j) * (0 <= iter < 1)": "D", "D(i, j) := B(i, j) * (0 <= iter < 2)": "D",  # (no sum of B: -0 kept)
 }
 
 

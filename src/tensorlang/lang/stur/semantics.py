@@ -49,7 +49,10 @@ def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype
     value = np.where(mask, value, dtype.type(0))
     head = term.rule.args
     summed = tuple(axis for axis, v in enumerate(term.variables) if v not in head)
-    total = value.sum(axis=summed) + dtype.type(0) if summed else value  # (a sum starts at +0, as compiled)
+    accessed = {v for access in term.accesses for v in access.args}  # (a variable only a mask names is no sum)
+    total = value.sum(axis=summed, initial=dtype.type(-0.0)) if summed else value  # (numpy's sum starts at +0)
+    if any(term.variables[axis] in accessed for axis in summed):
+        total = total + dtype.type(0)  # (a sum starts at +0, as compiled)
     kept = [v for v in term.variables if v in head]
     total = np.transpose(total, [kept.index(h) for h in head]) if head else total
     out[(region := tuple(slice(term.box[h][0], term.box[h][1] + 1) for h in head))] += total
