@@ -1498,7 +1498,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))
     chunk = 1 if progress is not None else (snapshot if snapshot and on_snapshot is not None else cap)
-    while steps < cap and (run.active() > 0 or not steps and runner.ir.start and run.n):  # (the start methods' step: interp.py)
+    while steps < cap and (run.active() > 0 or not steps and runner.ir.start and run.n and bsp):  # (the start methods' step: interp.py)
         done = run.steps(min(chunk, cap - steps))
         if done == 0:
             break

@@ -1,0 +1,73 @@
+"""The first super-step and snapshot 0, as the executables of ``diderotc --double --exec --snapshot`` run them
+(docs/diderot.md, "Strand order and the first step"): start methods that leave no strand active take a step of
+their own only in a bulk-synchronous program (a global update, ``new`` or queries); snapshot 0 holds the strands
+as they were made, before the global start block and the start methods.  Each expected value is what
+diderotc's executable wrote and said (``-v``: "done: N steps")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.targets.c import build as c_build
+
+needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+BACKENDS = ["interp", pytest.param("c", marks=[pytest.mark.slow, needs_cc])]
+
+GRID = """#version 2.0
+input int mode = 1;
+strand S (int i, int j) {
+  output real y = real(i + 2 * j);
+  start { if (mode == 1) stabilize; }
+  update { print(i, " ", j, "\\n"); y += 1.0; if (y > 4.0) stabilize; }
+}
+create_array { S(i, j) | i in 0..2, j in 0..1 }
+"""
+COLLECTION = """#version 2.0
+input int mode = 1;
+strand S (int i) {
+  output real y = real(i);
+  start { if (mode == 1) stabilize; if (mode == 2 && i == 0) die; if (mode == 2) stabilize; }
+  update { y += 1.0; if (y > 4.0) stabilize; }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+SOLO = """#version 2.0
+input int k = 0;
+strand S (int i, int j) {
+  output real y = real(i + j);
+  start { if (k == 0) stabilize; y = 7.0; }
+  update { y += 1.0; if (y > 10.0) stabilize; }
+}
+create_array { S(i, j) | i in 0..2, j in 0..1 }
+"""
+GLOBAL = """#version 2.0
+int gen = 0;
+strand S (int i) {
+  output real y = real(i);
+  start { y = 5.0; }
+  update { y += 1.0; if (gen >= 0) stabilize; }
+}
+update { gen += 1; print("g ", gen, " ", numActive(), " ", numStable(), "\\n"); }
+create_collection { S(i) | i in 0..2 }
+"""
+
+
+def _run(text: str, values: dict, backend: str):
+    p = strands(check(parse_program(text)))
+    snaps: list = []
+    got = p.run(values, backend=backend, snapshot=1, on_snapshot=lambda k, r: snaps.append((k, r)))
+    assert p.executor_note is None or backend == "interp", p.executor_note
+    return got, snaps
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("text", "values", "steps"), [
+    (GRID, {}, 0), (COLLECTION, {}, 0), (SOLO, {}, 0), (SOLO, {"k": 1}, 4), (GLOBAL, {}, 1)],
+    ids=["grid", "collection", "solo", "solo_active", "global_update"])
+def test_start_methods_leaving_none_active_take_a_step_only_in_a_bulk_synchronous_program(text, values, steps, backend):
+    got, snaps = _run(text, values, backend)
+    assert got.steps == steps
+    assert [k for k, _ in snaps] == list(range(steps + 1))  # y-0000 .. y-000N, as diderotc's executable writes
+
