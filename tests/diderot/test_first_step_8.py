@@ -6,6 +6,7 @@ diderotc's executable wrote and said (``-v``: "done: N steps")."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tensorlang.lang.diderot import parse_program, strands
@@ -52,6 +53,19 @@ strand S (int i) {
 update { gen += 1; print("g ", gen, " ", numActive(), " ", numStable(), "\\n"); }
 create_collection { S(i) | i in 0..2 }
 """
+GLOBAL_START = """#version 2.0
+input int mode = 1;
+int gen = 0;
+real acc = 0.0;
+strand S (int i) {
+  output real y = real(i);
+  start { y = y + real(gen); if (mode == 1) stabilize; }
+  update { y += 1.0; if (y > 14.0) stabilize; }
+}
+start { gen = 10; acc = sum { s.y | s in S.all }; print("gs ", acc, " ", numActive(), "\\n"); }
+update { gen += 1; print("g ", gen, " ", numActive(), " ", sum { s.y | s in S.all }, "\\n"); }
+create_collection { S(i) | i in 0..3 }
+"""
 
 
 def _run(text: str, values: dict, backend: str):
@@ -70,4 +84,18 @@ def test_start_methods_leaving_none_active_take_a_step_only_in_a_bulk_synchronou
     got, snaps = _run(text, values, backend)
     assert got.steps == steps
     assert [k for k, _ in snaps] == list(range(steps + 1))  # y-0000 .. y-000N, as diderotc's executable writes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("text", "values", "first", "last", "printed"), [
+    (GLOBAL, {}, [0, 1, 2], [6, 6, 6], "g 1 0 3\n"),
+    (COLLECTION, {"mode": 2}, [0, 1, 2, 3], [1, 2, 3], ""),  # the strand that dies in its start method: there
+    (SOLO, {"k": 1}, [[0, 1], [1, 2], [2, 3]], [[11, 11]] * 3, ""),
+    (GLOBAL_START, {}, [0, 1, 2, 3], [10, 11, 12, 13], "gs 6 4\ng 11 0 46\n")],
+    ids=["global_update", "die_in_start", "solo", "global_start"])
+def test_snapshot_0_holds_the_strands_before_the_start_blocks(text, values, first, last, printed, backend):
+    got, snaps = _run(text, values, backend)
+    assert snaps[0][0] == 0 and np.array_equal(snaps[0][1].outputs["y"], first)
+    assert np.array_equal(got.outputs["y"], last) and (len(snaps) == 1 or np.array_equal(snaps[-1][1].outputs["y"], last))
+    assert got.printed == printed
 
