@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import printed_close  # tests/diderot is on the path
 
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -99,3 +100,10 @@ def test_snapshot_0_holds_the_strands_before_the_start_blocks(text, values, firs
     assert np.array_equal(got.outputs["y"], last) and (len(snaps) == 1 or np.array_equal(snaps[-1][1].outputs["y"], last))
     assert got.printed == printed
 
+
+def test_printed_zeros_keep_their_signs():
+    """agreement.printed_close, which the stored runs' checks use, reads "-0" and "0" as different numbers."""
+    printed_close("a 0 -0.0 1e-300\n", "a 0 -0.0 1.0000000001e-300\n")
+    for a, b in [("x -0\n", "x 0\n"), ("0 0", "0 -0.0"), ("-0 1", "0 1")]:
+        with pytest.raises(AssertionError, match="zero's sign"):
+            printed_close(a, b)
