@@ -12,15 +12,17 @@ _NUM = re.compile(r"-?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)")
 
 
 def printed_close(a: str, b: str, rtol: float = 1e-9) -> None:
-    """The same text, with numbers equal within ``rtol`` (a sum's order may differ); equal
-    text when ``rtol`` is 0."""
+    """The same text, with numbers equal within ``rtol`` (a sum's order may differ) and zeros printed with the
+    same sign (``-0`` is not ``0``); equal text when ``rtol`` is 0."""
     if rtol == 0:
         assert a == b
         return
     assert _NUM.split(a) == _NUM.split(b)
-    x = np.array([float(t) for t in _NUM.findall(a)])
-    y = np.array([float(t) for t in _NUM.findall(b)])
+    ta, tb = _NUM.findall(a), _NUM.findall(b)
+    x, y = np.array([float(t) for t in ta]), np.array([float(t) for t in tb])
     assert np.allclose(x, y, rtol=rtol, atol=rtol / 10, equal_nan=True)
+    signs = [(s.startswith("-"), t.startswith("-"), s, t) for s, t, u, v in zip(ta, tb, x, y) if u == 0 and v == 0]
+    assert all(p == q for p, q, _, _ in signs), f"a printed zero's sign differs: {[(s, t) for p, q, s, t in signs if p != q]}"
 
 
 def same_bits(a, b) -> bool:

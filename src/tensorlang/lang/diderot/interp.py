@@ -1119,7 +1119,7 @@ def _read_items(path: str) -> np.ndarray:
 
 
 def create(rt: Runtime):
-    """The initial strands and a grid's shape; then the global start block and the strands' start methods."""
+    """The initial strands and a grid's shape (begin runs the start blocks)."""
     p = rt.p
     if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
         _global_block(rt, p.global_init)
@@ -1136,13 +1136,18 @@ def create(rt: Runtime):
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
     rt.making = None
+    return shape
+
+
+def begin(rt: Runtime) -> None:
+    """After create (and snapshot 0): the global start block, then the strands' start methods."""
+    p = rt.p
     if p.global_start is not None:
         _global_block(rt, p.global_start)
     if p.start is not None:
         rt.unstarted = list(rt.strands)
         rt.freeze()
         rt.run_start()
-    return shape
 
 
 def _global_block(rt: Runtime, block) -> None:

@@ -1472,7 +1472,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             values[im.name] = rt.image(im.path)
         img: Any = values[im.name]
         values[f"size({im.name})"] = getattr(img, "image", img).sizes  # clamp(img): img's
-    run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
+    run = runner.start(values, ranges, threads=max(1, int(threads or 1)), begin=False)  # (begin: after snapshot 0)
     bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
     kept = {n: ty for n, ty in program.checked.state.items() if _dynamic(ty)}
 
@@ -1496,9 +1496,10 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
                          int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))
     steps = 0
     if snapshot and on_snapshot is not None:
-        on_snapshot(0, result(0, True))
+        on_snapshot(0, result(0, True))  # the strands as made, before the start blocks (diderotc's -0000)
+    run.begin()
     chunk = 1 if progress is not None else (snapshot if snapshot and on_snapshot is not None else cap)
-    while steps < cap and (run.active() > 0 or not steps and runner.ir.start and run.n):  # (the start methods' step: interp.py)
+    while steps < cap and (run.active() > 0 or not steps and runner.ir.start and run.n and bsp):  # (the start methods' step: interp.py)
         done = run.steps(min(chunk, cap - steps))
         if done == 0:
             break

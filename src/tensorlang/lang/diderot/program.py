@@ -151,9 +151,10 @@ class StrandProgram:
         cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
         steps = 0
         if snapshot and on_snapshot is not None:
-            on_snapshot(0, self._result(rt, shape, 0, snap=True))
-        while (any(s.status == I.ACTIVE for s in rt.strands) or not steps and rt.p.start and rt.strands) and steps < cap:
-            rt.step()  # (Diderot's first super-step runs the start methods: it runs, global update too, though none is active)
+            on_snapshot(0, self._result(rt, shape, 0, snap=True))  # the strands as made, before the start blocks (diderotc's -0000)
+        I.begin(rt)
+        while (any(s.status == I.ACTIVE for s in rt.strands) or not steps and rt.p.start and rt.strands and rt.bsp) and steps < cap:
+            rt.step()  # (a bulk-synchronous program's first super-step runs the start methods: it runs, global update too, though none is active)
             steps += 1
             if progress is not None:
                 progress(steps, rt.count((I.ACTIVE,)))

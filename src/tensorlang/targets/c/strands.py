@@ -563,7 +563,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
@@ -736,12 +736,12 @@ class Runner:
                 table[unset] = 0
         return kept
 
-    def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
-        return Run(self, values, ranges, threads)
+    def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1, begin: bool = True) -> "Run":
+        return Run(self, values, ranges, threads, begin)
 
 
 class Run:
-    def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
+    def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int, begin: bool = True):
         r = self.runner = runner.renderer
         self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
         # printed text in the interpreter's order; counts of the strands as they update in order
@@ -811,10 +811,19 @@ class Run:
                     self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                                        *self._buffers(), err)
                     self._check(err)  # (a creation's run-time error: C dropped it, the interpreter reports it)
-                if runner.ir.start or runner.ir.global_start:  # (start methods may stabilize or kill)
-                    self.lib.tl_begin(self.n, *self._buffers()[:-1], err, *(self._p("int64_t *", a) for a in (self.ord, self.nlive, self.rank)))
-                    self._check(err)
-                    self._active = int(np.count_nonzero(self.status == 0))
+        if begin:
+            self.begin()
+
+    def begin(self) -> None:
+        """The global start block, then the start methods (which may stabilize or kill); Run(begin=False) leaves
+        them to this call, after snapshot 0 (lower.py)."""
+        if (self.n or self.runner.ir.global_start) and (self.runner.ir.start or self.runner.ir.global_start):
+            with self.lock:
+                self._strings()
+                err = self.ffi.new("int64_t *")
+                self.lib.tl_begin(self.n, *self._buffers()[:-1], err, *(self._p("int64_t *", a) for a in (self.ord, self.nlive, self.rank)))
+                self._check(err)
+                self._active = int(np.count_nonzero(self.status == 0))
 
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;

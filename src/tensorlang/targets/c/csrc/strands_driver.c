@@ -78,8 +78,8 @@ void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int6
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
-#if TL_START  /* (Diderot's first super-step runs the start methods: it runs, its global block too, though they left none active) */
-    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = n > 0;
+#if TL_START  /* (a bulk-synchronous program's first super-step runs the start methods: it runs, its global block too, though they left none active) */
+    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = TL_BSP && n > 0;
 #endif
     (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)rank; *err = tl_err_settle();
 }
@@ -224,7 +224,7 @@ TL_FILL_SOLOSTEPS
                 }
 #endif
         }
-        s += most;
+        s += most; tl_fresh = 0;
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         break;
 #else
