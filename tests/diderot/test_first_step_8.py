@@ -1,6 +1,6 @@
 """The first super-step and snapshot 0, as the executables of ``diderotc --double --exec --snapshot`` run them
 (docs/diderot.md, "Strand order and the first step"): start methods that leave no strand active take a step of
-their own only in a bulk-synchronous program (a global update, ``new`` or queries); snapshot 0 holds the strands
+their own only in a bulk-synchronous program (a global update, ``new``, queries or counts of the strands); snapshot 0 holds the strands
 as they were made, before the global start block and the start methods.  Each expected value is what
 diderotc's executable wrote and said (``-v``: "done: N steps")."""
 
@@ -54,6 +54,15 @@ strand S (int i) {
 update { gen += 1; print("g ", gen, " ", numActive(), " ", numStable(), "\\n"); }
 create_collection { S(i) | i in 0..2 }
 """
+COUNTS = """#version 2.0
+strand S (int i) {
+  output real y = real(i);
+  output int k = 0;
+  start { stabilize; }
+  update { k = numActive(); y += 1.0; }
+}
+create_array { S(i) | i in 0..2 }
+"""
 GLOBAL_START = """#version 2.0
 input int mode = 1;
 int gen = 0;
@@ -79,8 +88,8 @@ def _run(text: str, values: dict, backend: str):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("text", "values", "steps"), [
-    (GRID, {}, 0), (COLLECTION, {}, 0), (SOLO, {}, 0), (SOLO, {"k": 1}, 4), (GLOBAL, {}, 1)],
-    ids=["grid", "collection", "solo", "solo_active", "global_update"])
+    (GRID, {}, 0), (COLLECTION, {}, 0), (SOLO, {}, 0), (SOLO, {"k": 1}, 4), (GLOBAL, {}, 1), (COUNTS, {}, 1)],
+    ids=["grid", "collection", "solo", "solo_active", "global_update", "counts"])  # (counts: diderotc's NeedsBSP)
 def test_start_methods_leaving_none_active_take_a_step_only_in_a_bulk_synchronous_program(text, values, steps, backend):
     got, snaps = _run(text, values, backend)
     assert got.steps == steps

@@ -563,7 +563,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births or ir.serial), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
