@@ -154,6 +154,7 @@ class StrandProgram:
             on_snapshot(0, self._result(rt, shape, 0, snap=True))  # the strands as made, before the start blocks (diderotc's -0000)
         I.begin(rt)
         while (any(s.status == I.ACTIVE for s in rt.strands) or not steps and rt.p.start and rt.strands and rt.bsp) and steps < cap:
+            rt.block = steps // snapshot if snapshot and on_snapshot is not None else 0  # (print order: Runtime.block)
             rt.step()  # (a bulk-synchronous program's first super-step runs the start methods: it runs, global update too, though none is active)
             steps += 1
             if progress is not None:

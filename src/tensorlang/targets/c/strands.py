@@ -750,11 +750,11 @@ class Run:
         #: the run's kept sequences (tl_kb: their list, cells, most cells), freed with the run
         self.kp = self.ffi.new("int64_t[3]", [0, 0, max(1 << 12, memory_budget_bytes() // 16)])
         weakref.finalize(self, self.lib.tl_kp_free, self.kp)
-        self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
+        self.chunks: list[tuple[int, int, bytes]] = []  # (at: below; strand; text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = math.prod(ext)
-        self.owner, self.made = runner, 0  # (made: the super-steps asked for so far)
+        self.owner, self.made, self.at = runner, 0, -1  # (made: the super-steps asked for so far; at: where steps() began, -1 before)
         self.R, self.I, self.status, was = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
@@ -880,7 +880,7 @@ class Run:
         return done
 
     def _steps(self, k: int) -> int:
-        (err, act, pending), done = [self.ffi.new("int64_t *") for _ in range(3)], 0
+        (err, act, pending), done, self.at = [self.ffi.new("int64_t *") for _ in range(3)], 0, self.made
         while done < k:
             if self.runner.ir.births:  # the room left for new strands, with the strands there are now
                 self.lib.tl_set_bmax(self._birth_room())
@@ -957,18 +957,18 @@ class Run:
             text = bytes(self.ffi.unpack(buf, n[0])) if n[0] else b""
             at = [int(marks[k]) for k in range(0, m[0], 2)] + [len(text)]
             if at[0] > 0:
-                self.chunks.append((-1, text[:at[0]]))
-            self.chunks += [(int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
+                self.chunks.append((self.at, -1, text[:at[0]]))
+            self.chunks += [(self.at, int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
 
     @property
     def printed(self) -> str:
         """The printed text in the order it was printed."""
-        return b"".join(t for _, t in self.chunks).decode("utf-8", "replace")
+        return b"".join(t for _, _, t in self.chunks).decode("utf-8", "replace")
 
-    def printed_by_strand(self) -> str:
-        """The printed text strand by strand (a global block's first), each strand's in the
-        order printed: Diderot's order for a program that is not bulk-synchronous."""
-        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
+    def printed_by_strand(self, every: int = 0) -> str:
+        """Diderot's order for a program that is not bulk-synchronous: the start blocks' text, then the updates' by blocks of
+        ``every`` steps (snapshots, steps() called at their multiples; 0: one block), strand by strand (a global block first)."""
+        return b"".join(c[2] for c in sorted(self.chunks, key=lambda c: (c[0] // every if every else min(c[0], 0), c[1]))).decode("utf-8", "replace")
 
     def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""

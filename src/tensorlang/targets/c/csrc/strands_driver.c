@@ -224,7 +224,7 @@ TL_FILL_SOLOSTEPS
                 }
 #endif
         }
-        s += most; tl_fresh = 0;
+        s += most;  /* (tl_fresh is 0: TL_SOLO is not TL_BSP) */
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         break;
 #else
@@ -234,7 +234,7 @@ TL_FILL_SOLOSTEPS
             for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
         } else for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
 #endif
-        if (tl_nb > 0) { *pending = 1; break; }  /* the caller adds the new strands, then calls tl_finish */
+        if (tl_nb > 0) { tl_fresh = 0; *pending = 1; break; }  /* the caller adds the new strands, then calls tl_finish */
         s++;
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         if (tl_err_flag) break;
