@@ -1372,7 +1372,7 @@ def lower(checked: Checked) -> S.StrandIR:
         update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
         tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
         init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
-        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start, gstart))
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, checked.counts, start, gstart))
 
 
 def _unstored_params(ir: S.StrandIR) -> S.StrandIR:

@@ -537,7 +537,7 @@ class Renderer:
         clanes, redo = self.create_lanes(), self.redo
         lines += clanes
         glob = ir.global_block is not None
-        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial)  # (serial: counts)
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial or ir.bsp)  # (serial, bsp: counts)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
         lanes = [] if solo else self.lanes()
@@ -563,7 +563,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births or ir.serial), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births or ir.bsp), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
