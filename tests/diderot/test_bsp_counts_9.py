@@ -1,7 +1,8 @@
 """Counts of the strands that make diderotc run a program in super-steps (its NeedsBSP property), as its executables
 (``diderotc --double --exec --snapshot``, run with ``-s 1``) wrote and printed them, on both executors: a count in a
 state initializer (read through the creation's hidden count parameters) takes the first super-step even when the
-start methods leave no strand active (docs/diderot.md, "Strand order and the first step")."""
+start methods leave no strand active; and a count only counts where diderotc's contraction keeps it, as its
+executables ran the variants of ``VARIANT`` below (docs/diderot.md, "Strand order and the first step")."""
 
 from __future__ import annotations
 
@@ -55,3 +56,61 @@ def test_a_count_in_a_state_initializer_runs_the_program_in_super_steps(name, te
     got, seen = _run(text, backend, snapshot=1)
     assert (got.steps, seen, got.printed.strip()) == (steps, snaps, printed.replace("|", "\n"))
     assert np.asarray(got.outputs["y"]).tolist() == snaps[-1]
+
+
+# ------------------------------------------------ counts diderotc's contraction drops (needs_bsp.py)
+VARIANT = """#version 2.0
+%(funcs)s
+strand S (int i) {
+  output real y = real(i);
+  int t = 0;
+  %(state)s
+  update { %(upd)s print(i, " ", t, "\\n"); t += 1; if (i == 0) die; if (t > 1) stabilize; }
+}
+create_collection { S(i) | i in 0..3 }
+"""
+#: diderotc's executable printed strand by strand and kept the creation order (not bulk-synchronous), or step by
+#: step in its permuted order (bulk-synchronous: its NeedsBSP)
+BY_STRAND, BY_STEP = "0 0|1 0|1 1|2 0|2 1|3 0|3 1", "0 0|3 0|1 0|2 0|3 1|1 1|2 1"
+MIXED = "function int f(int a) { if (a > 0) { return numActive(); } int b = 2; return b; }"  # (not inlined)
+RETURNS = "function int f(int a) { int b = numActive(); if (a > b) { return 1; } else { return 2; } }"
+VARIANTS = {  # name: (funcs, state, update) -> diderotc's y, and whether it printed step by step
+    "state_unused": ("", "int k = numStrands();", "", [1, 2, 3], False),
+    "state_printed": ("", "int k = numStrands();", 'print("k", k, "\\n");', [3, 1, 2], True),
+    "local_unused": ("", "", "int m = numActive();", [1, 2, 3], False),
+    "local_chain_unused": ("", "", "int m = numActive(); int q = m + 1;", [1, 2, 3], False),
+    "state_dead_assign": ("", "int k = 0;", "k = numActive();", [1, 2, 3], False),
+    "state_reads_itself": ("", "int k = 0;", "k += numActive();", [3, 1, 2], True),
+    "state_read_by_dead": ("", "int k = numStrands();", "int z = k;", [1, 2, 3], False),
+    "function_unused": ("function int cnt() = numActive();", "", "int m = cnt();", [1, 2, 3], False),
+    "function_dead_inside": ("function int cnt() { int a = numActive(); return 1; }", "", "y = real(cnt());", [1, 1, 1], False),
+    "function_mixed_unused": (MIXED, "", "int m = f(i);", [3, 1, 2], True),
+    "function_returns_unused": (RETURNS, "", "int m = f(i);", [1, 2, 3], False),
+    "function_returns_used": (RETURNS, "", "y = real(f(i));", [2, 2, 2], True),
+    "if_left_empty": ("", "", "if (numActive() > 100) { int z = 1; }", [1, 2, 3], False),
+    "if_false": ("", "", "if (false) { y = real(numActive()); }", [1, 2, 3], False),
+    "if_false_variable": ("", "bool sb = false;", "if (sb) { y = real(numActive()); }", [1, 2, 3], False),
+    "if_false_global": ("bool g = false;", "", "if (g) { y = real(numActive()); }", [1, 2, 3], False),
+    "if_variable_set": ("", "bool sb = false;", "if (sb) { y = real(numActive()); } sb = true;", [3, 3, 3], True),
+    "if_input": ("input bool ib = false;", "", "if (ib) { y = real(numActive()); }", [3, 1, 2], True),
+    "foreach_left_empty": ("", "", "foreach (int a in 0..1) { int z = numActive(); }", [1, 2, 3], False),
+    "foreach_domain": ("", "", "foreach (int a in 0..numActive()) { y += 0.0; }", [3, 1, 2], True),
+    "stabilize_dead": ("", "int w = 0; stabilize { w = numStrands(); }", "", [1, 2, 3], False),
+    "stabilize_output": ("", "output int o = 0; stabilize { o = numStrands(); }", "", [3, 1, 2], True),
+    "condition": ("", "", "if (numActive() > 100) stabilize;", [3, 1, 2], True),
+}
+
+
+def _variant(name: str) -> str:
+    funcs, state, upd, *_ = VARIANTS[name]
+    return VARIANT % {"funcs": funcs, "state": state, "upd": upd}
+
+
+@pytest.mark.parametrize("name, backend", [(n, "interp") for n in VARIANTS] + [  # (C: four of them)
+    pytest.param(n, None, marks=[pytest.mark.slow, needs_cc], id=f"{n}-auto")
+    for n in ("state_unused", "function_unused", "if_false_variable", "state_reads_itself")])
+def test_a_count_whose_value_nothing_keeps_leaves_the_program_strand_by_strand(name, backend):
+    y, by_step = VARIANTS[name][3:]
+    got = strands(check(parse_program(_variant(name)))).run({}, backend=backend)
+    printed = "|".join(line for line in got.printed.splitlines() if not line.startswith("k"))
+    assert (np.asarray(got.outputs["y"]).tolist(), printed) == (y, BY_STEP if by_step else BY_STRAND)
