@@ -114,3 +114,30 @@ def test_a_count_whose_value_nothing_keeps_leaves_the_program_strand_by_strand(n
     got = strands(check(parse_program(_variant(name)))).run({}, backend=backend)
     printed = "|".join(line for line in got.printed.splitlines() if not line.startswith("k"))
     assert (np.asarray(got.outputs["y"]).tolist(), printed) == (y, BY_STEP if by_step else BY_STRAND)
+
+
+# ------------------------------------------------ the prints of a program run strand by strand, with -s and -l
+STARTS_PRINT = """#version 2.0
+strand S (int i) {
+  output real y = real(i);
+  int t = 0;
+  start { print("s", i, "\\n"); }
+  update { print(i, " ", t, "\\n"); t += 1; y += 1.0; if (t > i + 1) stabilize; }
+}
+start { print("gs\\n"); }
+create_collection { S(i) | i in 0..2 }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("snapshot, limit, printed", [  # diderotc's executable, run with -s and -l so
+    (0, 0, "gs|s0|s1|s2|0 0|0 1|1 0|1 1|1 2|2 0|2 1|2 2|2 3"), (1, 0, "gs|s0|s1|s2|0 0|1 0|2 0|0 1|1 1|2 1|1 2|2 2|2 3"),
+    (2, 0, "gs|s0|s1|s2|0 0|0 1|1 0|1 1|2 0|2 1|1 2|2 2|2 3"), (2, 3, "gs|s0|s1|s2|0 0|0 1|1 0|1 1|2 0|2 1|1 2|2 2"),
+    (0, 2, "gs|s0|s1|s2|0 0|0 1|1 0|1 1|2 0|2 1")])
+def test_a_program_run_strand_by_strand_prints_its_start_methods_first_and_n_steps_at_a_time(snapshot, limit, printed,
+                                                                                              backend):
+    """Diderot's executable runs every start method, then each strand's updates to its end, or (``-s N``) up to
+    N steps each, strand by strand, N steps at a time; both executors printed each strand's start method with
+    its updates, and all its updates at once."""
+    got, _ = _run(STARTS_PRINT, backend, snapshot=snapshot, limit=limit)
+    assert got.printed.strip().replace("\n", "|") == printed

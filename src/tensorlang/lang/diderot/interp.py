@@ -510,7 +510,7 @@ class Compiler:
 
         def print_(fr):
             fr.rt.printed.append("".join(fmt(a(fr)) for a in args))
-            fr.rt.print_owner.append(fr.strand.id if fr.strand is not None else -1)
+            fr.rt.print_owner.append((fr.rt.made, fr.strand.id if fr.strand is not None else -1))
         return print_
 
     def s_New(self, s):
@@ -883,7 +883,9 @@ class Runtime:
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.making: int | None = None  # while the initial strands are made: how many (diderotc's counts then)
         self.frozen: tuple[int, int] | None = None  # (active, stable) at the step's start, before its starts: freeze
-        self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
+        #: of each printed text: the steps done before its step (-1: before the first) and its strand (-1: a global block)
+        self.print_owner: list[tuple[int, int]] = []
+        self.made, self.every = -1, 0  # (every: -s N, Diderot's executable runs N steps at a time: its prints so)
         #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
@@ -896,7 +898,8 @@ class Runtime:
         """What ``print`` wrote, in the order Diderot's executable writes it (docs/diderot-language.md, "Differences")."""
         if self.bsp:
             return "".join(self.printed)
-        order = sorted(range(len(self.printed)), key=lambda i: self.print_owner[i])
+        chunk = [(m // self.every if self.every else min(m, 0), s) for m, s in self.print_owner]
+        order = sorted(range(len(self.printed)), key=chunk.__getitem__)
         return "".join(self.printed[i] for i in order)
 
     def alive(self) -> list[Strand]:

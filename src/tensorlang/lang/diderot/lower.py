@@ -1493,7 +1493,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = arr.astype(np.float64) if o.kind == "sequence" else arr  # (T[n] of ints, bools: reals, as the interpreter's)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
-                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand()))
+                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand(snapshot if on_snapshot else 0)))
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))  # the strands as made, before the start blocks (diderotc's -0000)

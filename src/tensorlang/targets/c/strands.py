@@ -750,7 +750,8 @@ class Run:
         #: the run's kept sequences (tl_kb: their list, cells, most cells), freed with the run
         self.kp = self.ffi.new("int64_t[3]", [0, 0, max(1 << 12, memory_budget_bytes() // 16)])
         weakref.finalize(self, self.lib.tl_kp_free, self.kp)
-        self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
+        self.chunks: list[tuple[tuple[int, int], bytes]] = []  # ((steps before, strand), text) of each print, in order
+        self.at = -1  # the steps done before the call running (-1: the start blocks)
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = math.prod(ext)
@@ -875,6 +876,7 @@ class Run:
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
                 self.lib.tl_set_prev(self.prev)
+            self.at = self.made
             done = self._steps(k)
         self.made += done
         return done
@@ -957,18 +959,19 @@ class Run:
             text = bytes(self.ffi.unpack(buf, n[0])) if n[0] else b""
             at = [int(marks[k]) for k in range(0, m[0], 2)] + [len(text)]
             if at[0] > 0:
-                self.chunks.append((-1, text[:at[0]]))
-            self.chunks += [(int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
+                self.chunks.append(((self.at, -1), text[:at[0]]))
+            self.chunks += [((self.at, int(marks[2 * k + 1])), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
 
     @property
     def printed(self) -> str:
         """The printed text in the order it was printed."""
         return b"".join(t for _, t in self.chunks).decode("utf-8", "replace")
 
-    def printed_by_strand(self) -> str:
-        """The printed text strand by strand (a global block's first), each strand's in the
-        order printed: Diderot's order for a program that is not bulk-synchronous."""
-        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
+    def printed_by_strand(self, every: int = 0) -> str:
+        """The printed text strand by strand (a global block's first), each strand's in the order printed, every
+        ``every`` steps (the start blocks' first): Diderot's order for a program that is not bulk-synchronous."""
+        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: (c[0][0] // every if every else min(c[0][0], 0),
+                                                                         c[0][1]))).decode("utf-8", "replace")
 
     def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
