@@ -77,6 +77,14 @@ def _make(f: Path) -> None:
     write(f / "vec3_be.nrrd", grid([11, 11, 11], 3), sv + ["kinds: 3-vector space space space"], endian="big")
     s2 = ["space dimension: 2", "space directions: none (0.3,0.02) (-0.02,0.3)", "space origin: (-1.65,-1.6)"]
     write(f / "vec2.nrrd", grid([12, 12], 2), s2 + ["kinds: 2-vector space space"])
+    skew = ["space dimension: 3", "space directions: (0.25,0.1,0) (0,0.25,0.1) (0.08,0,0.25)", "space origin: (-2,-2,-1.8)"]
+    write(f / "vol_skew.nrrd", g3, skew)
+    vnan = grid([11, 11, 11], 3)
+    vnan[5, 5, 6, 1] = np.nan
+    write(f / "vec3_nan.nrrd", vnan, sv + ["kinds: 3-vector space space space"])
+    write(f / "vol_flat.nrrd", g3[:1], sp3)
+    write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.11)", "space origin: (0.02)",
+                                            "kinds: 3-vector space"])
     write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
     write(f / "img_2.nrrd", grid([9, 2]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
     t9 = grid([6, 6, 6], 9)
@@ -122,6 +130,15 @@ RUNS: list[tuple[str, str, list[str]]] = (
         ["-b", "on", "-k", "010", "-r", "0x10"], ["-s", ""], ["-k", "-0", "-r", "-.5e-0"], ["-v", ".5", "-2.", "1E-1"],
         ["-b", "0", "-m", "-0", "1e-3", "+2", ".25"], ["-b", "TRUE"], ["-r", "1e400"], ["-s", "x", "-s", "é ü"],
         ["-r", "0X1.8p1", "-m", "0x1", "-0x.8", "0x1p-1074", "+0x0"], ["-r", "0x"], ["-r", " 2"], ["-r", "infinity"]])]
+    + [("x16", "x16_compose", ["-img", "img.nrrd", "-v2img", "vec2.nrrd", "-cmap", "cmap.nrrd"])]
+    + [("x17", "x17_reduce", []), ("x17_1", "x17_reduce", ["-n", "1"]), ("x17_l2", "x17_reduce", ["-l", "2"])]
+    + [("x18", "x18_condexpr", []), ("x18_x", "x18_condexpr", ["-tiny", "1e-310", "-big", "1e300"]),
+       ("x18_n", "x18_condexpr", ["-tiny", "-0", "-big", "-inf"])]
+    + [("x19", "x19_particles", []), ("x19_r", "x19_particles", ["-rad", "0.9", "-gens", "2"]),
+       ("x19_s", "x19_particles", ["-rad", "0.2"])]
+    + [("x20", "x20_skew3", ["-vol", "vol_skew.nrrd", "-vimg", "vec3_nan.nrrd"]),
+       ("x20_flat", "x20_skew3", ["-vol", "vol_flat.nrrd", "-vimg", "vec3.nrrd"])]
+    + [("x21", "x21_fieldfns", ["-img", "img.nrrd", "-v2img", "vec2.nrrd"])]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]
