@@ -139,6 +139,9 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("x20", "x20_skew3", ["-vol", "vol_skew.nrrd", "-vimg", "vec3_nan.nrrd"]),
        ("x20_flat", "x20_skew3", ["-vol", "vol_flat.nrrd", "-vimg", "vec3.nrrd"])]
     + [("x21", "x21_fieldfns", ["-img", "img.nrrd", "-v2img", "vec2.nrrd"])]
+    + [("x22", "x22_globals", ["-img", "img.nrrd"]), ("x22_at", "x22_globals", ["-img", "img.nrrd", "-at", "-0.4", "0.35"])]
+    + [("x23", "x23_seqinputs", []), ("x23_w", "x23_seqinputs", ["-w", "-1", "+.5e1", "0x2"]),
+       ("x23_short", "x23_seqinputs", ["-w", "1", "2"])]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]
