@@ -31,6 +31,8 @@ needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no workin
 DIFFERENT: dict[str, str] = {
     "x13_7": "an input named v: diderotc's executable takes -v as its own --verbose",
     "x20_flat": "inside(x, F) over an axis of 1 sample: diderotc's executable says true and reads past the image",
+    **dict.fromkeys(["x24_slices", "x24_list"], "data in several files (data file: slice%d.raw 0 7 1, LIST): Teem reads "
+                    "them; error[input] here (only one data file is read)"),
 }
 
 
@@ -94,3 +96,16 @@ def test_user_functions_of_fields_run_in_c(name, tmp_path, monkeypatch):
     function, given ``F + G`` or ``a*F - G`` with ``a`` a strand's local) was error[backend] in the C executor
     ("the field F as a value"): the run fell back to the interpreter."""
     _run(next(r for r in RUNS if r[0] == name), "c", tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("run", ["x24_slices", "x24_list"])
+def test_data_in_several_files_is_refused_saying_so(run, tmp_path, monkeypatch):
+    """A detached header whose data are in several files, by a format or a list: error[input] saying that one data
+    file is read; the list's names (lines of the header after ``data file: LIST``) were called malformed header
+    lines ("header line 11, 'slice0.raw', is no 'field: value' line")."""
+    name, prog, argv = next(r for r in RUNS if r[0] == run)
+    make(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TensorLangError, match="only one data file is read") as exc:
+        _program(prog, "interp").main(list(argv))
+    assert exc.value.code == "input"

@@ -83,6 +83,20 @@ def _make(f: Path) -> None:
     vnan[5, 5, 6, 1] = np.nan
     write(f / "vec3_nan.nrrd", vnan, sv + ["kinds: 3-vector space space space"])
     write(f / "vol_flat.nrrd", g3[:1], sp3)
+    g2 = grid([9, 8])
+    s2d = ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"]
+    raw = np.ascontiguousarray(g2, "<f4").tobytes()
+    head = ["NRRD0004", "type: float", "dimension: 2", "sizes: 9 8", *s2d, "endian: little", "encoding: raw"]
+    (f / "skip.raw").write_bytes(b"0123456789abcdef" + raw)
+    (f / "skip.nhdr").write_text("\n".join(head + ["byte skip: 16", "data file: skip.raw"]) + "\n")
+    (f / "lines.raw").write_bytes(b"junk line one\nand two\n" + raw)
+    (f / "lines.nhdr").write_text("\n".join(head + ["line skip: 2", "data file: lines.raw"]) + "\n")
+    (f / "tail.raw").write_bytes(b"a header of another format, 40 bytes...\n" + raw)
+    (f / "tail.nhdr").write_text("\n".join(head + ["byte skip: -1", "data file: tail.raw"]) + "\n")
+    for k in range(8):
+        (f / f"slice{k}.raw").write_bytes(np.ascontiguousarray(g2[k], "<f4").tobytes())
+    (f / "slices.nhdr").write_text("\n".join(head + ["data file: slice%d.raw 0 7 1 1"]) + "\n")
+    (f / "list.nhdr").write_text("\n".join(head + ["data file: LIST 1"] + [f"slice{k}.raw" for k in range(8)]) + "\n")
     write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.11)", "space origin: (0.02)",
                                             "kinds: 3-vector space"])
     write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
@@ -142,6 +156,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("x22", "x22_globals", ["-img", "img.nrrd"]), ("x22_at", "x22_globals", ["-img", "img.nrrd", "-at", "-0.4", "0.35"])]
     + [("x23", "x23_seqinputs", []), ("x23_w", "x23_seqinputs", ["-w", "-1", "+.5e1", "0x2"]),
        ("x23_short", "x23_seqinputs", ["-w", "1", "2"])]
+    + [(f"x24_{k}", "x24_nhdr", ["-img", f"{k}.nhdr"]) for k in ("skip", "lines", "tail", "slices", "list")]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]

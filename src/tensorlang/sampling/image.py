@@ -631,6 +631,9 @@ def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
     should be (pynrrd's own messages name none)."""
     import nrrd
 
+    if any(ln.partition(b":")[0].strip().lower() in (b"data file", b"datafile") and ln.partition(b":")[2].split()[:1] == [b"LIST"]
+           for ln in lines):  # (the names of its files follow as lines of the header)
+        raise error("input", f"NRRD image {name!r}: data file 'LIST': only one data file is read")
     try:
         return nrrd.read_header(iter(lines))
     except failures as exc:
