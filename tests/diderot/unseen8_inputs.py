@@ -97,6 +97,9 @@ def _make(f: Path) -> None:
         (f / f"slice{k}.raw").write_bytes(np.ascontiguousarray(g2[k], "<f4").tobytes())
     (f / "slices.nhdr").write_text("\n".join(head + ["data file: slice%d.raw 0 7 1 1"]) + "\n")
     (f / "list.nhdr").write_text("\n".join(head + ["data file: LIST 1"] + [f"slice{k}.raw" for k in range(8)]) + "\n")
+    c, r = 0.3, 0.173205080756887719
+    write(f / "img_rot.nrrd", grid([8, 7]), ["space dimension: 2", f"space directions: ({c},{r}) ({-r},{c})", "space origin: (-1.3,0.4)"])
+    write(f / "img_rotd.nrrd", grid([8, 7]), ["space dimension: 2", "space directions: (0.3,0.17) (-0.17,0.3)", "space origin: (-1.3,0.4)"])
     write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.11)", "space origin: (0.02)",
                                             "kinds: 3-vector space"])
     write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
@@ -157,6 +160,9 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("x23", "x23_seqinputs", []), ("x23_w", "x23_seqinputs", ["-w", "-1", "+.5e1", "0x2"]),
        ("x23_short", "x23_seqinputs", ["-w", "1", "2"])]
     + [(f"x24_{k}", "x24_nhdr", ["-img", f"{k}.nhdr"]) for k in ("skip", "lines", "tail", "slices", "list")]
+    + [("x25", "x25_edges", ["-img", "img_rot.nrrd"]),
+       ("x25_d", "x25_edges", ["-img", "img_rotd.nrrd", "-d0", "0.3", "0.17", "-d1", "-0.17", "0.3"]),
+       ("x25_o", "x25_edges", ["-img", "img_rot.nrrd", "-o", "-1.3", "0.4000000000000001"])]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]
