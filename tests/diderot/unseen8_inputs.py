@@ -100,6 +100,9 @@ def _make(f: Path) -> None:
     c, r = 0.3, 0.173205080756887719
     write(f / "img_rot.nrrd", grid([8, 7]), ["space dimension: 2", f"space directions: ({c},{r}) ({-r},{c})", "space origin: (-1.3,0.4)"])
     write(f / "img_rotd.nrrd", grid([8, 7]), ["space dimension: 2", "space directions: (0.3,0.17) (-0.17,0.3)", "space origin: (-1.3,0.4)"])
+    write(f / "img_z1.nrrd", g2[None], ["space dimension: 3", "space directions: (0.5,0,0) (0,0.5,0) (0,0,1)", "space origin: (-2,-1.75,0)"])
+    write(f / "img_c1.nrrd", g2[..., None], ["space dimension: 2", "space directions: none (0.5,0) (0,0.5)", "space origin: (-2,-1.75)",
+                                             "kinds: scalar space space"])
     write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.11)", "space origin: (0.02)",
                                             "kinds: 3-vector space"])
     write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
@@ -160,9 +163,11 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("x23", "x23_seqinputs", []), ("x23_w", "x23_seqinputs", ["-w", "-1", "+.5e1", "0x2"]),
        ("x23_short", "x23_seqinputs", ["-w", "1", "2"])]
     + [(f"x24_{k}", "x24_nhdr", ["-img", f"{k}.nhdr"]) for k in ("skip", "lines", "tail", "slices", "list")]
+    + [("x24_z1", "x24_nhdr", ["-img", "img_z1.nrrd"]), ("x24_c1", "x24_nhdr", ["-img", "img_c1.nrrd"])]
     + [("x25", "x25_edges", ["-img", "img_rot.nrrd"]),
        ("x25_d", "x25_edges", ["-img", "img_rotd.nrrd", "-d0", "0.3", "0.17", "-d1", "-0.17", "0.3"]),
        ("x25_o", "x25_edges", ["-img", "img_rot.nrrd", "-o", "-1.3", "0.4000000000000001"])]
+    + [("x26", "x26_control", []), ("x26_big", "x26_control", ["-lim", "60"]), ("x26_neg", "x26_control", ["-lim", "-30"])]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]
