@@ -103,6 +103,9 @@ def _make(f: Path) -> None:
     write(f / "img_z1.nrrd", g2[None], ["space dimension: 3", "space directions: (0.5,0,0) (0,0.5,0) (0,0,1)", "space origin: (-2,-1.75,0)"])
     write(f / "img_c1.nrrd", g2[..., None], ["space dimension: 2", "space directions: none (0.5,0) (0,0.5)", "space origin: (-2,-1.75)",
                                              "kinds: scalar space space"])
+    m4 = grid([12, 12], 4) + np.array([2.0, 0.0, 0.0, 2.0])
+    write(f / "mat2.nrrd", m4, ["space dimension: 2", "space directions: none (0.3,0.02) (-0.02,0.3)", "space origin: (-1.65,-1.6)",
+                                "kinds: 2D-matrix space space"])
     write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.11)", "space origin: (0.02)",
                                             "kinds: 3-vector space"])
     write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
@@ -168,6 +171,8 @@ RUNS: list[tuple[str, str, list[str]]] = (
        ("x25_d", "x25_edges", ["-img", "img_rotd.nrrd", "-d0", "0.3", "0.17", "-d1", "-0.17", "0.3"]),
        ("x25_o", "x25_edges", ["-img", "img_rot.nrrd", "-o", "-1.3", "0.4000000000000001"])]
     + [("x26", "x26_control", []), ("x26_big", "x26_control", ["-lim", "60"]), ("x26_neg", "x26_control", ["-lim", "-30"])]
+    + [("x27", "x27_stateinit", ["-vol", "vol.nrrd"]), ("x27_rot", "x27_stateinit", ["-vol", "vol_rot.nrrd"])]
+    + [("x28", "x28_mat2field", ["-mimg", "mat2.nrrd", "-v2img", "vec2.nrrd"])]
     + [("x14", "x14_products", ["-img", "img.nrrd"]), ("x15", "x15_tensorfield", ["-dti", "dti.nrrd"]),
        ("x15_mf", "x15_tensorfield", ["-dti", "dti_mf.nrrd"])]
     + [("x10", "x10_v1ridge", []), ("x10_1", "x10_v1ridge", ["-steps", "1"])]
