@@ -210,6 +210,9 @@ class Lowerer:
         return self.c.types[id(node)]
 
     def declare(self, name: str, ty: Ty, value) -> None:
+        if isinstance(value, Shared):  # a function's field parameter: the caller's field, probed and tested here
+            self.scopes[-1][name] = value
+            return
         if _dynamic(ty):  # its first cell and length: two int locals
             q = self.share_seq(self.to_lseq(EMPTY if value is None else value, ty))
             self.scopes[-1][name] = (q, [q.base.name, q.n.name])
@@ -548,7 +551,7 @@ class Lowerer:
         decl = self.c.functions[name]
         if self.depth > 12:
             raise Unsupported(f"recursion in function {name}")
-        args = [self.expr(a) for a in e.args]
+        args = [self.field(a) if self.ty(a).kind == "field" else self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
         with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):  # (ret, where: restored)
             for p, v in zip(decl.params, args):
@@ -811,6 +814,8 @@ class Lowerer:
         if isinstance(e, A.Var) and self.formula is not None and e.name == self.formula[0] \
                 and self.c.scopes.get(id(e)) == "local":  # the position: the identity field
             return FV.Identity(self.formula[1])
+        if isinstance(e, A.Var) and self.c.scopes.get(id(e)) == "local" and isinstance(bound := self.lookup(e.name), Shared):
+            return bound  # a function's field parameter
         if isinstance(e, A.Var) and getattr(self.global_decls.get(e.name), "param", None) is not None \
                 and self.c.scopes.get(id(e), "global") == "global":
             fdecl = self.global_decls[e.name]
@@ -890,8 +895,7 @@ class Lowerer:
 
     def image(self, e) -> tuple[int, str | None]:
         border = None
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
-                and len(e.args) == 1:
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") and len(e.args) == 1:
             border, e = e.func.name, e.args[0]
         decl = self.global_decls.get(e.name) if isinstance(e, A.Var) else None
         if isinstance(decl, A.GlobalDecl) and isinstance(decl.init, (A.Apply, A.Var)) \
