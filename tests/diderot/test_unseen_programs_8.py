@@ -11,19 +11,15 @@ digits).  Each run must print and write what the executable of ``diderotc --doub
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-import tensorlang as tl
-from agreement import printed_close, same_files  # tests/diderot is on the path: the folder is not a package
+from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
-from unseen8_inputs import PROGRAMS, RUNS, STORED, make, written
+from unseen8_inputs import PROGRAMS, RUNS, STORED, make
 
 EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
@@ -36,27 +32,9 @@ DIFFERENT: dict[str, str] = {
 }
 
 
-@cache
-def _program(name: str, backend: str):
-    return tl.compile(str(PROGRAMS / f"{name}.diderot"), backend=backend)
-
-
 def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
     name, prog, argv = run
-    make(folder)
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        try:
-            rc = _program(prog, backend).main(list(argv))
-        except TensorLangError as exc:  # (refused for their input, never error[internal])
-            assert exc.code == "input", exc
-            rc = 1
-    want, files = EXPECTED[name], written(folder)
-    assert rc == want["rc"]
-    printed_close(want["stdout"], out.getvalue(), 1e-9)
-    same_files(want["files"], files)  # (every zero's sign too)
+    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch)
 
 
 def test_every_run_has_its_stored_outputs():
@@ -107,5 +85,5 @@ def test_data_in_several_files_is_refused_saying_so(run, tmp_path, monkeypatch):
     make(tmp_path)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(TensorLangError, match="only one data file is read") as exc:
-        _program(prog, "interp").main(list(argv))
+        compiled(str(PROGRAMS / f"{prog}.diderot"), "interp").main(list(argv))
     assert exc.value.code == "input"

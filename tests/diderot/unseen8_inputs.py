@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import agreement
 import numpy as np
 from unseen_inputs import _grid as grid
 from unseen_inputs import outputs  # noqa: F401  (re-exported for the tests)
@@ -119,15 +120,8 @@ def _make(f: Path) -> None:
 
 
 def written(folder: Path) -> dict[str, dict]:
-    """What a run wrote into ``folder``: its NRRD files, less the inputs ``make`` wrote."""
-    from unseen7_inputs import written as w7  # (the same rule, over this round's inputs)
-    import unseen7_inputs
-    keep = unseen7_inputs.make
-    unseen7_inputs.make = make
-    try:
-        return w7(folder)
-    finally:
-        unseen7_inputs.make = keep
+    """What a run wrote into ``folder``, less the input files ``make`` wrote."""
+    return agreement.written(folder, make)
 
 
 #: each run: (its name, the program, its command line)
