@@ -284,6 +284,10 @@ initially {create};
                 .replace("int{} ks", "int[] ks").replace("real{3} q", "real[3] q"))
         kind = "collection" if collection else "array"
         text = text.replace(f"initially {create};", f"create_{kind} {{ S(i) | i in 0..{n - 1} }}")
+        start = draw(st.sampled_from(["", "start { x = x * 2.0 + real(numActive()); }",
+                                      "start { k += length(ks); if (i % 3 == 1) { stabilize; } }"]
+                                     + (["start { if (i % 3 == 2) { die; } hist = {x}; }"] if collection else [])))
+        text = text.replace("   update {", f"   {start}\n   update {{", 1)
     limit = draw(st.sampled_from([0, 0, 1, 3, 5]))
     snapshot = draw(st.sampled_from([0, 0, 1, 2]))
     return text, limit, snapshot
