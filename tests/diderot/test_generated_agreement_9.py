@@ -81,6 +81,10 @@ def both_agree(p, values=None, rtol: float = 0.0, **run):
     for name in a.outputs:
         close_bits(name, a.outputs[name], b.outputs[name], rtol)
     printed_close(a.printed, b.printed, rtol)
+    two = p.run(values or {}, backend="c", threads=2, **run)  # the same program on two threads: the same bits
+    for name in b.outputs:
+        close_bits(name, b.outputs[name], two.outputs[name], 0.0)
+    assert (b.steps, b.printed) == (two.steps, two.printed)
     return a, b
 
 
@@ -297,28 +301,29 @@ def lives_agree(case) -> None:
     text, limit, snapshot = case
     p = program(text)
     runs = []
-    for backend in ("interp", "c"):
+    for backend, threads in (("interp", 1), ("c", 1), ("c", 2)):
         shots: list = []
         try:
-            res = p.run({}, backend=backend, limit=limit, snapshot=snapshot,
+            res = p.run({}, backend=backend, limit=limit, snapshot=snapshot, threads=threads,
                         on_snapshot=lambda step, r, shots=shots: shots.append((step, r)))
         except TensorLangError as exc:
             runs.append(exc.code)
             continue
         assert p.executor_note is None, p.executor_note
         runs.append((res, shots))
-    if isinstance(runs[0], str) or isinstance(runs[1], str):
-        assert runs[0] == runs[1], runs
+    if any(isinstance(r, str) for r in runs):
+        assert runs[0] == runs[1] == runs[2], runs
         return
-    (a, sa), (b, sb) = runs
-    assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
-    for name in a.outputs:
-        close_bits(name, a.outputs[name], b.outputs[name], 0.0)
-    assert a.printed == b.printed
-    assert [s for s, _ in sa] == [s for s, _ in sb]
-    for (_, x), (_, y) in zip(sa, sb):
-        for name in x.outputs:
-            close_bits(name, x.outputs[name], y.outputs[name], 0.0)
+    (a, sa), *rest = runs
+    for b, sb in rest:
+        assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
+        for name in a.outputs:
+            close_bits(name, a.outputs[name], b.outputs[name], 0.0)
+        assert a.printed == b.printed
+        assert [s for s, _ in sa] == [s for s, _ in sb]
+        for (_, x), (_, y) in zip(sa, sb):
+            for name in x.outputs:
+                close_bits(name, x.outputs[name], y.outputs[name], 0.0)
 
 
 @needs_cc
