@@ -285,7 +285,9 @@ initially {create};
 """
     if draw(st.booleans()):  # Diderot 2.0's spelling: T[] and T[n] sequences, create_array / create_collection
         text = (text.replace("#version 1.0", "#version 2.0").replace("real{} hist", "real[] hist")
-                .replace("int{} ks", "int[] ks").replace("real{3} q", "real[3] q"))
+                .replace("int{} ks", "int[] ks").replace("real{3} q", "real[3] q").replace("\nglobal {", "\nupdate {")
+                .replace("hist{length(hist) - 2}", "hist[length(hist) - 2]").replace("q{k % 3 if k >= 0 else 0}",
+                                                                                     "q[k % 3 if k >= 0 else 0]"))
         kind = "collection" if collection else "array"
         text = text.replace(f"initially {create};", f"create_{kind} {{ S(i) | i in 0..{n - 1} }}")
         start = draw(st.sampled_from(["", "start { x = x * 2.0 + real(numActive()); }",
