@@ -4,6 +4,7 @@ this folder (the folder is on the path, not a package: ``from agreement import a
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -133,3 +134,53 @@ def same_files(want: dict[str, dict], got: dict[str, dict]) -> None:
         assert np.allclose(x, y, rtol=1e-9, atol=1e-9 * scale, equal_nan=True), (fname, np.nanmax(abs(x - y)))
         zeros = (x == 0) & (y == 0)
         assert np.array_equal(np.signbit(x[zeros]), np.signbit(y[zeros])), fname
+
+
+def written(folder, make) -> dict[str, dict]:
+    """What a run wrote into ``folder`` (``unseen_inputs.outputs``), less the input files ``make`` writes there."""
+    import tempfile
+    from pathlib import Path
+
+    from unseen_inputs import outputs
+
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
+        make(Path(tmp))
+        inputs = {p.name for p in Path(tmp).iterdir()}
+        for p in Path(folder).iterdir():
+            if p.name not in inputs and p.is_file():
+                (Path(out) / p.name).symlink_to(p.resolve())
+        return outputs(Path(out))
+
+
+@functools.cache
+def compiled(path: str, backend: str):
+    """The program at ``path`` compiled for ``backend`` (once a session)."""
+    import tensorlang as tl
+
+    return tl.compile(path, backend=backend)
+
+
+def run_stored(path: str, argv: list[str], want: dict, make, backend: str, folder, monkeypatch,
+               refused: tuple[str, ...] = ("input",)) -> None:
+    """Run the program at ``path`` with the command line ``argv`` in ``folder`` (where ``make`` writes the input
+    files) on ``backend``, as a stored run of diderotc's executable ``want`` ({rc, stdout, files}) ran: the same
+    exit status (1 where that crashed: refused here, error[CODE] with a code of ``refused``), the same text
+    (numbers within 1e-9), the same files (:func:`same_files`)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tensorlang.errors import TensorLangError
+
+    make(folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        try:
+            rc = compiled(path, backend).main(list(argv))
+        except TensorLangError as exc:  # (refused for their input, never error[internal])
+            assert exc.code in refused, exc
+            rc = 1
+    assert rc == (1 if want["rc"] < 0 else want["rc"])
+    printed_close(want["stdout"], out.getvalue(), 1e-9)
+    same_files(want["files"], written(folder, make))  # (every zero's sign too)

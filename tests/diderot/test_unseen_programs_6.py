@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
-from functools import cache
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import tensorlang as tl
-from agreement import printed_close, same_files  # tests/diderot is on the path: the folder is not a package
+from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
-from unseen6_inputs import PROGRAMS, RUNS, STORED, make, write, written
+from unseen6_inputs import PROGRAMS, RUNS, STORED, make, write
 
 EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
@@ -32,27 +30,13 @@ needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no workin
 INTERP_ONLY = {"v16_fieldparam"}
 
 
-@cache
 def _program(name: str, backend: str):
-    return tl.compile(str(PROGRAMS / f"{name}.diderot"), backend=backend)
+    return compiled(str(PROGRAMS / f"{name}.diderot"), backend)
 
 
 def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
     name, prog, argv = run
-    make(folder)
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        try:
-            rc = _program(prog, backend).main(list(argv))
-        except TensorLangError as exc:  # (the runs refused are refused for their input, not error[internal])
-            assert exc.code == "input", exc
-            rc = 1
-    want, files = EXPECTED[name], written(folder)
-    assert rc == (1 if want["rc"] < 0 else want["rc"])  # (where diderotc's executable crashed: refused here)
-    printed_close(want["stdout"], out.getvalue(), 1e-9)
-    same_files(want["files"], files)
+    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch)
 
 
 def test_every_run_has_its_stored_outputs():

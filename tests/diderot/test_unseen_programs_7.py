@@ -10,19 +10,14 @@ the same exit status, the same text (numbers within 1e-9), the same files (``agr
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-import tensorlang as tl
-from agreement import printed_close, same_files  # tests/diderot is on the path: the folder is not a package
-from tensorlang.errors import TensorLangError
+from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
 from tensorlang.targets.c import build as c_build
-from unseen7_inputs import PROGRAMS, RUNS, STORED, make, written
+from unseen7_inputs import PROGRAMS, RUNS, STORED, make
 
 EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
@@ -39,27 +34,13 @@ DIFFERENT: dict[str, str] = {
 }
 
 
-@cache
 def _program(name: str, backend: str):
-    return tl.compile(str(PROGRAMS / f"{name}.diderot"), backend=backend)
+    return compiled(str(PROGRAMS / f"{name}.diderot"), backend)
 
 
 def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
     name, prog, argv = run
-    make(folder)
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", backend)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        try:
-            rc = _program(prog, backend).main(list(argv))
-        except TensorLangError as exc:  # (refused for their input or their size, never error[internal])
-            assert exc.code in ("input", "too-large"), exc
-            rc = 1
-    want, files = EXPECTED[name], written(folder)
-    assert rc == (1 if want["rc"] < 0 else want["rc"])  # (where diderotc's executable crashed: refused here)
-    printed_close(want["stdout"], out.getvalue(), 1e-9)
-    same_files(want["files"], files)  # (every zero's sign too)
+    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch, ("input", "too-large"))
 
 
 def test_every_run_has_its_stored_outputs():

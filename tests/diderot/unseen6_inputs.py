@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import agreement
 import numpy as np
 from unseen_inputs import _grid as grid
-from unseen_inputs import outputs
 
 PROGRAMS = Path(__file__).parent / "more" / "unseen6"
 STORED = PROGRAMS / "diderotc.json"
@@ -111,14 +111,8 @@ def make(folder: Path) -> None:
 
 
 def written(folder: Path) -> dict[str, dict]:
-    """What a run wrote into ``folder`` (``outputs``, less the input files ``make`` wrote)."""
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
-        make(Path(tmp))
-        inputs = {p.name for p in Path(tmp).iterdir()}
-        for p in Path(folder).iterdir():
-            if p.name not in inputs and p.is_file():
-                (Path(out) / p.name).symlink_to(p.resolve())
-        return outputs(Path(out))
+    """What a run wrote into ``folder``, less the input files ``make`` wrote."""
+    return agreement.written(folder, make)
 
 
 #: each run: (its name, the program, its command line)

@@ -15,10 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import agreement
 import numpy as np
 from unseen6_inputs import write
 from unseen_inputs import _grid as grid
-from unseen_inputs import outputs
 
 PROGRAMS = Path(__file__).parent / "more" / "unseen7"
 STORED = PROGRAMS / "diderotc.json"
@@ -42,14 +42,8 @@ def make(folder: Path) -> None:
 
 
 def written(folder: Path) -> dict[str, dict]:
-    """What a run wrote into ``folder`` (``outputs``, less the input files ``make`` wrote)."""
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
-        make(Path(tmp))
-        inputs = {p.name for p in Path(tmp).iterdir()}
-        for p in Path(folder).iterdir():
-            if p.name not in inputs and p.is_file():
-                (Path(out) / p.name).symlink_to(p.resolve())
-        return outputs(Path(out))
+    """What a run wrote into ``folder``, less the input files ``make`` wrote."""
+    return agreement.written(folder, make)
 
 
 def _nums(name: str, *pairs: tuple[str, str]) -> list[tuple[str, str, list[str]]]:

@@ -547,9 +547,8 @@ def read_nrrd(name: str, raw: bytes | None = None):
 
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
 
-    # what pynrrd and the decompressors raise for a malformed header or payload
     failures = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration, zlib.error,
-                nrrd.NRRDError)
+                nrrd.NRRDError)  # what pynrrd and the decompressors raise for a malformed header or payload
     size = _regular_file(name) if raw is None else len(raw)
     try:
         with open(name, "rb") if raw is None else io.BytesIO(raw) as fh:
@@ -613,8 +612,7 @@ def _hex_samples(nrrd, header: dict, fh, name: str, itemsize: int) -> np.ndarray
     except ValueError:  # (UnicodeDecodeError is one)
         raise error("input", f"NRRD image {name!r}: its hex data hold a character that is no hex digit, or an odd "
                              "number of digits") from None
-    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip",
-                                                          "byte skip", "byteskip")}
+    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip", "byte skip", "byteskip")}
     return nrrd.read_data({**plain, "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
 
 
@@ -631,6 +629,8 @@ def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
     should be (pynrrd's own messages name none)."""
     import nrrd
 
+    if any(k.strip().lower() in (b"data file", b"datafile") and v.split()[:1] == [b"LIST"] for k, _, v in map(bytes.partition, lines, [b":"] * len(lines))):
+        raise error("input", f"NRRD image {name!r}: data file 'LIST': only one data file is read")  # (its files' names follow)
     try:
         return nrrd.read_header(iter(lines))
     except failures as exc:

@@ -217,6 +217,7 @@ class StrandIR:
     shared: tuple[str, ...] = ()
     seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
     serial: bool = False
+    bsp: bool = False  # the program runs in super-steps although nothing above says so (Diderot: counts in state initializers)
     start: tuple[Stmt, ...] | None = None  # the start method: once a strand is made, before the first step (no new)
     global_start: tuple[Stmt, ...] | None = None  # the global start block: after creation, before the start methods
 

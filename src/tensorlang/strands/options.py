@@ -166,7 +166,8 @@ def _number(text: str, integer: bool, what: str):
             raise ValueError(text)
         if integer:
             return int(text, 10)
-        value = float(text)
+        # (strtod's hexadecimal reals too: 0x10, -0x1.8p1)
+        value = float.fromhex(text) if text.lstrip(" \t+-")[:2] in ("0x", "0X") else float(text)
         value = abs(value) if value != value else value  # "-nan": Teem's parser gives the quiet NaN, sign clear
     except ValueError:
         kind = "an integer" if integer else "a number"

@@ -12,6 +12,7 @@ from ...sampling.kernels import KERNELS
 from ..language import file_path
 from . import ast as A
 from . import basis
+from .needs_bsp import counts_kept
 from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, elem, from_syntax, is_num, tensor
 
 REDUCTIONS = ("sum", "mean", "max", "min", "product", "all", "exists")
@@ -30,7 +31,7 @@ class Checked:
     state: dict[str, Ty] = field(default_factory=dict)
     params: dict[str, Ty] = field(default_factory=dict)
     communicates: bool = False  # the strands read each other's state (sphere queries)
-    counts: bool = False  # a strand state or method counts the strands (numStrands()..), itself or by a function
+    counts: bool = False  # strands count the strands where diderotc keeps it (needs_bsp.py)
     #: the state variables strands read from each other (``P.x``, ``pos``): two copies (interp.Runtime.step)
     shared: set[str] = field(default_factory=set)
     #: ``F(x) = ...``: name -> "field" (typed with x the identity field: with derivatives) or "point" (probes only)
@@ -69,7 +70,6 @@ class Checker:
         self.strand = program.strand
         self.where = "global"  # global | function | strand | update (the global block)
         self.result: Ty | None = None
-        self.fn, self.counting = "", set[str]()  # the function being checked; the functions that count the strands
         self.folder = folder  # where image("file") is looked for first (the program file's folder)
         self.declaring: str | None = None  # the global whose value is being checked
         self.whole: object = None  # the whole value of the global being checked
@@ -138,6 +138,7 @@ class Checker:
                 self.block(block, _Scope(top, "local"))
         self.create(program.create, top)
         _Inits(self).program(program)
+        self.c.counts = counts_kept(program)
         return self.c
 
     def field_fn(self, decl: A.GlobalDecl, ty: Ty, top: _Scope) -> Ty:
@@ -186,21 +187,13 @@ class Checker:
         for i, p in enumerate(decl.params):
             if p.name in [q.name for q in decl.params[:i]]:
                 self.fail("redeclared", f"{decl.name} has two parameters called {p.name}", p)
-        self.where, self.result, self.fn = "function", from_syntax(decl.result), decl.name
+        self.where, self.result = "function", from_syntax(decl.result)
         if isinstance(decl.body, A.Block):
             self.block(decl.body, scope)
         else:
             value = self.expr(decl.body, scope)
             self.expect(self.result, value, decl.body, f"the result of {decl.name}")
         self.where, self.result = "global", None
-
-    def counted(self) -> None:
-        """A count of the strands: in a strand's state or method it makes the program bulk-synchronous (diderotc's
-        NeedsBSP), in a function where a strand's state or method calls it."""
-        if self.where in ("strand", "stabilize"):
-            self.c.counts = True
-        elif self.where == "function":
-            self.counting.add(self.fn)
 
     def strand_decl(self, strand: A.Strand, top: _Scope) -> None:
         scope = _Scope(top, "state")
@@ -557,11 +550,7 @@ class Checker:
                 for p, at, node in zip(decl.params, args, e.args):
                     self.expect(from_syntax(p.type), at, node, f"argument {p.name} of {name}")
                 self.c.scopes[id(f)] = "func"
-                if name in self.counting:
-                    self.counted()
                 return from_syntax(decl.result)
-            if name in ("numStrands", "numActive", "numStable"):
-                self.counted()
             if name in basis.FUNCTIONS:
                 result = basis.FUNCTIONS[name](args)
                 if result is None:

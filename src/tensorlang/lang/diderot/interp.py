@@ -510,7 +510,7 @@ class Compiler:
 
         def print_(fr):
             fr.rt.printed.append("".join(fmt(a(fr)) for a in args))
-            fr.rt.print_owner.append((fr.rt.block, fr.strand.id if fr.strand is not None else -1))
+            fr.rt.print_owner.append((fr.rt.made, fr.strand.id if fr.strand is not None else -1))
         return print_
 
     def s_New(self, s):
@@ -883,8 +883,9 @@ class Runtime:
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.making: int | None = None  # while the initial strands are made: how many (diderotc's counts then)
         self.frozen: tuple[int, int] | None = None  # (active, stable) at the step's start, before its starts: freeze
-        self.print_owner: list[tuple[int, int]] = []  # (block, strand id; -1: a global block) of each printed text
-        self.block = -1  # -1 before the updates (create, the start blocks), then the block of snapshot steps (program.run)
+        #: of each printed text: the steps done before its step (-1: before the first) and its strand (-1: a global block)
+        self.print_owner: list[tuple[int, int]] = []
+        self.made, self.every = -1, 0  # (every: -s N, Diderot's executable runs N steps at a time: its prints so)
         #: ``within(done, total)`` every few thousand updates of a super-step (a progress line), or None
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
@@ -895,7 +896,10 @@ class Runtime:
 
     def printed_text(self) -> str:
         """What ``print`` wrote, in the order Diderot's executable writes it (docs/diderot-language.md, "Differences")."""
-        order = range(len(self.printed)) if self.bsp else sorted(range(len(self.printed)), key=self.print_owner.__getitem__)
+        if self.bsp:
+            return "".join(self.printed)
+        chunk = [(m // self.every if self.every else min(m, 0), s) for m, s in self.print_owner]
+        order = sorted(range(len(self.printed)), key=chunk.__getitem__)
         return "".join(self.printed[i] for i in order)
 
     def alive(self) -> list[Strand]:

@@ -210,6 +210,9 @@ class Lowerer:
         return self.c.types[id(node)]
 
     def declare(self, name: str, ty: Ty, value) -> None:
+        if isinstance(value, Shared):  # a function's field parameter: the caller's field, probed and tested here
+            self.scopes[-1][name] = value
+            return
         if _dynamic(ty):  # its first cell and length: two int locals
             q = self.share_seq(self.to_lseq(EMPTY if value is None else value, ty))
             self.scopes[-1][name] = (q, [q.base.name, q.n.name])
@@ -548,7 +551,7 @@ class Lowerer:
         decl = self.c.functions[name]
         if self.depth > 12:
             raise Unsupported(f"recursion in function {name}")
-        args = [self.expr(a) for a in e.args]
+        args = [self.field(a) if self.ty(a).kind == "field" else self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
         with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):  # (ret, where: restored)
             for p, v in zip(decl.params, args):
@@ -811,6 +814,8 @@ class Lowerer:
         if isinstance(e, A.Var) and self.formula is not None and e.name == self.formula[0] \
                 and self.c.scopes.get(id(e)) == "local":  # the position: the identity field
             return FV.Identity(self.formula[1])
+        if isinstance(e, A.Var) and self.c.scopes.get(id(e)) == "local" and isinstance(bound := self.lookup(e.name), Shared):
+            return bound  # a function's field parameter
         if isinstance(e, A.Var) and getattr(self.global_decls.get(e.name), "param", None) is not None \
                 and self.c.scopes.get(id(e), "global") == "global":
             fdecl = self.global_decls[e.name]
@@ -890,8 +895,7 @@ class Lowerer:
 
     def image(self, e) -> tuple[int, str | None]:
         border = None
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
-                and len(e.args) == 1:
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") and len(e.args) == 1:
             border, e = e.func.name, e.args[0]
         decl = self.global_decls.get(e.name) if isinstance(e, A.Var) else None
         if isinstance(decl, A.GlobalDecl) and isinstance(decl.init, (A.Apply, A.Var)) \
@@ -1372,7 +1376,7 @@ def lower(checked: Checked) -> S.StrandIR:
         update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
         tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
         init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
-        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, start, gstart))
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial, checked.counts, start, gstart))
 
 
 def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
@@ -1493,7 +1497,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = arr.astype(np.float64) if o.kind == "sequence" else arr  # (T[n] of ints, bools: reals, as the interpreter's)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
         return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
-                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand(snapshot if on_snapshot is not None else 0)))
+                         int(np.count_nonzero(status == 1)), before + (run.printed if bsp else run.printed_by_strand(snapshot if on_snapshot else 0)))
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))  # the strands as made, before the start blocks (diderotc's -0000)

@@ -153,8 +153,9 @@ class StrandProgram:
         if snapshot and on_snapshot is not None:
             on_snapshot(0, self._result(rt, shape, 0, snap=True))  # the strands as made, before the start blocks (diderotc's -0000)
         I.begin(rt)
+        rt.every = snapshot if snapshot and on_snapshot is not None else 0
         while (any(s.status == I.ACTIVE for s in rt.strands) or not steps and rt.p.start and rt.strands and rt.bsp) and steps < cap:
-            rt.block = steps // snapshot if snapshot and on_snapshot is not None else 0  # (print order: Runtime.block)
+            rt.made = steps
             rt.step()  # (a bulk-synchronous program's first super-step runs the start methods: it runs, global update too, though none is active)
             steps += 1
             if progress is not None:

@@ -46,11 +46,11 @@ def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype
         if access.inverse:
             picked = reciprocal(picked)
         value = value * picked
-    value = np.where(mask, value, dtype.type(0))
+    value = np.where(mask, value, dtype.type(-0.0))  # (-0 + x is x: a sum of -0 terms is -0, one of nothing +0)
     head = term.rule.args
     summed = tuple(axis for axis, v in enumerate(term.variables) if v not in head)
     accessed = {v for access in term.accesses for v in access.args}  # (a variable only a mask names is no sum)
-    total = value.sum(axis=summed, initial=dtype.type(-0.0)) if summed else value  # (numpy's sum starts at +0)
+    total = np.where(mask.any(axis=summed), value.sum(axis=summed, initial=dtype.type(-0.0)), dtype.type(0))  # (numpy's: +0)
     if any(term.variables[axis] in accessed for axis in summed):
         total = total + dtype.type(0)  # (a sum starts at +0, as compiled)
     kept = [v for v in term.variables if v in head]

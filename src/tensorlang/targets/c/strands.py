@@ -537,7 +537,7 @@ class Renderer:
         clanes, redo = self.create_lanes(), self.redo
         lines += clanes
         glob = ir.global_block is not None
-        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial)  # (serial: counts)
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints or ir.serial or ir.bsp)  # (serial, bsp: counts)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
         lanes = [] if solo else self.lanes()
@@ -563,7 +563,7 @@ class Renderer:
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         how = ("skip" if skip else "") + (" max" if skipm else "")
-        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births or ir.serial), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+        head = "\n" + _defines(start=int(bool(ir.start)), gstart=int(bool(ir.global_start)), has_global=int(glob), bsp=int(glob or ir.sphere is not None or ir.births or ir.bsp), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += _defines(  # (TL_STEPS: the driver with the updates inlined on a strand's own copies, without SLP)
             steps="TL_NOSLP" if own else "", bks=len(self.blocked), lanes=int(bool(lanes)), clanes=(1 + redo) * bool(clanes), nd=nd, nr=max(self.nr, 1),
@@ -750,11 +750,12 @@ class Run:
         #: the run's kept sequences (tl_kb: their list, cells, most cells), freed with the run
         self.kp = self.ffi.new("int64_t[3]", [0, 0, max(1 << 12, memory_budget_bytes() // 16)])
         weakref.finalize(self, self.lib.tl_kp_free, self.kp)
-        self.chunks: list[tuple[int, int, bytes]] = []  # (at: below; strand; text) of each print statement, in order
+        self.chunks: list[tuple[tuple[int, int], bytes]] = []  # ((steps before, strand), text) of each print, in order
+        self.at = -1  # the steps done before the call running (-1: the start blocks)
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = math.prod(ext)
-        self.owner, self.made, self.at = runner, 0, -1  # (made: the super-steps asked for so far; at: where steps() began, -1 before)
+        self.owner, self.made = runner, 0  # (made: the super-steps asked for so far)
         self.R, self.I, self.status, was = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
@@ -875,12 +876,13 @@ class Run:
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
                 self.lib.tl_set_prev(self.prev)
+            self.at = self.made
             done = self._steps(k)
         self.made += done
         return done
 
     def _steps(self, k: int) -> int:
-        (err, act, pending), done, self.at = [self.ffi.new("int64_t *") for _ in range(3)], 0, self.made
+        (err, act, pending), done = [self.ffi.new("int64_t *") for _ in range(3)], 0
         while done < k:
             if self.runner.ir.births:  # the room left for new strands, with the strands there are now
                 self.lib.tl_set_bmax(self._birth_room())
@@ -957,18 +959,19 @@ class Run:
             text = bytes(self.ffi.unpack(buf, n[0])) if n[0] else b""
             at = [int(marks[k]) for k in range(0, m[0], 2)] + [len(text)]
             if at[0] > 0:
-                self.chunks.append((self.at, -1, text[:at[0]]))
-            self.chunks += [(self.at, int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
+                self.chunks.append(((self.at, -1), text[:at[0]]))
+            self.chunks += [((self.at, int(marks[2 * k + 1])), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
 
     @property
     def printed(self) -> str:
         """The printed text in the order it was printed."""
-        return b"".join(t for _, _, t in self.chunks).decode("utf-8", "replace")
+        return b"".join(t for _, t in self.chunks).decode("utf-8", "replace")
 
     def printed_by_strand(self, every: int = 0) -> str:
-        """Diderot's order for a program that is not bulk-synchronous: the start blocks' text, then the updates' by blocks of
-        ``every`` steps (snapshots, steps() called at their multiples; 0: one block), strand by strand (a global block first)."""
-        return b"".join(c[2] for c in sorted(self.chunks, key=lambda c: (c[0] // every if every else min(c[0], 0), c[1]))).decode("utf-8", "replace")
+        """The printed text strand by strand (a global block's first), each strand's in the order printed, every
+        ``every`` steps (the start blocks' first): Diderot's order for a program that is not bulk-synchronous."""
+        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: (c[0][0] // every if every else min(c[0][0], 0),
+                                                                         c[0][1]))).decode("utf-8", "replace")
 
     def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
