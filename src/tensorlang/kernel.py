@@ -523,7 +523,7 @@ class Kernel(ProgramInterface):
         if type(out) is dict and len(out) == 1:  # the common case, without the careful path's lookups
             shapes, dtype = self._out_table
             if all(type(t) is np.ndarray and t.shape == shapes.get(n) and t.dtype == dtype and t.flags.writeable
-                   for n, t in out.items()):
+                   and t.flags.c_contiguous for n, t in out.items()):
                 return out
         return self._validate_out_carefully(out)
 
