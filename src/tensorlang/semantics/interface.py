@@ -147,7 +147,7 @@ def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, conti
                     f"{target.dtype} of shape {_shown(target.shape)}{scattered}", span)
     if not target.flags.writeable:
         raise error("input", f"{label} is read-only", span)
-    if _self_overlapping(target):  # a writeable broadcast view: its results would overwrite each other
+    if shares_elements(target):  # a writeable broadcast view: its results would overwrite each other
         raise error("input", f"{label} has elements that share memory (a zero stride, as in a broadcast view): "
                     "it cannot hold a result; pass an array of its own (np.empty)", span)
     if isinstance(target, np.ma.MaskedArray) and np.ma.is_masked(target):  # (np.asarray drops the mask)
@@ -156,7 +156,7 @@ def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, conti
     return target
 
 
-def _self_overlapping(a: np.ndarray) -> bool:
+def shares_elements(a: np.ndarray) -> bool:
     """Whether two of ``a``'s elements lie at one address: no, where each dimension's stride,
     smallest first, steps past all the earlier dimensions reach; else counted exactly."""
     reach = a.itemsize
