@@ -228,8 +228,8 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
         return numpy_decides()  # numpy's dtypes, numpy's views of one operand, empty operands
     if order not in ("K", "C", "A", "k", "c", "a") or casting != "safe":
         return by_numpy()
-    if order in ("K", "k", "A", "a") and any(not a.flags.c_contiguous for a in arrays):
-        return numpy_decides()  # numpy's output layout follows non-C inputs' layouts
+    if order in "KkAa" and any(not a.flags.c_contiguous for a in arrays) or order in "Aa" and all(a.flags.f_contiguous for a in arrays):
+        return numpy_decides()  # numpy's output layout follows non-C inputs' layouts ('A': F where all are F, 1-d too)
     try:
         spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
     except EinsumError as exc:
