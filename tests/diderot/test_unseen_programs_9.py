@@ -70,3 +70,11 @@ def test_the_c_executor_gives_the_parallel_executables_result_at_any_thread_coun
     name, prog, argv = run
     argv = [threads if i and argv[i - 1] == "-n" else a for i, a in enumerate(argv)]
     _run((name, prog, argv), "c", tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+def test_vectors_of_a_sequence_read_from_a_float_file_are_doubles(backend, tmp_path, monkeypatch):
+    """``input vec2[] pts = load_sequence("pts.nrrd")`` of a float file (circle's ``vec2.nrrd``): the interpreter
+    kept each vector's float32 samples as float32 arrays, so ``p0 / |p0|`` was computed in single precision
+    (circle's and sphere's first snapshot 7e-8 off); reals, ints and the C executor were right."""
+    _run(next(r for r in RUNS if r[0] == "y15_0"), backend, tmp_path, monkeypatch)

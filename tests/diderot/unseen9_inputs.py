@@ -36,6 +36,9 @@ def _files() -> dict[str, bytes]:
                                                        "space origin: (-2,-1.75)"])
         write(Path(tmp) / "img_rot.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0.2) (-0.2,0.5)",
                                                            "space origin: (-1.5,-1.4)"])
+        pts = [[0.1 + 0.37 * i, 0.7 - 0.29 * ((i * 5) % 7)] for i in range(6)]  # float samples: rounded to float32
+        write(Path(tmp) / "pts.nrrd", pts, ["kinds: 2-vector list"])
+        write(Path(tmp) / "ws.nrrd", [0.1, 0.7, -1.3], ["kinds: list"])
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
 
 
@@ -80,6 +83,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
             ("n2", ["-s", "10000", "-l", "20000", *_N2]))
     + _runs("y14_v1print", ("0", []), ("s1", ["-s", "1", "-num", "30"]), ("l1", ["-s", "1", "-l", "1"]),
             ("n2", ["-s", "1", *_N2]))
+    + _runs("y15_floatseq", ("0", []), ("s1", ["-s", "1"]))
 )
 
 
