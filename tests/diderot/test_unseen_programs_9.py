@@ -78,3 +78,11 @@ def test_vectors_of_a_sequence_read_from_a_float_file_are_doubles(backend, tmp_p
     kept each vector's float32 samples as float32 arrays, so ``p0 / |p0|`` was computed in single precision
     (circle's and sphere's first snapshot 7e-8 off); reals, ints and the C executor were right."""
     _run(next(r for r in RUNS if r[0] == "y15_0"), backend, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])
+def test_the_print_file_is_written_though_nothing_was_printed(backend, tmp_path, monkeypatch):
+    """``-print out.txt`` on a program that prints nothing: Diderot's executables open the file at the start, so an
+    empty ``out.txt`` is there after the run; tensorlang wrote the file only when something was printed."""
+    _run(next(r for r in RUNS if r[0] == "y04_pr"), backend, tmp_path, monkeypatch)
+    assert (tmp_path / "out.txt").read_text() == ""
