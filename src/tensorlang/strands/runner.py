@@ -310,7 +310,7 @@ class StrandRun(Unpicklable):
         say.done()
         if res.printed and opts.print_to == "-":
             out.write(res.printed)
-        elif res.printed:
+        elif opts.print_to != "-":  # (written though empty: Diderot's executables open it at the start)
             write_text_file(opts.print_to, res.printed, "the printed output to")
         if res.active and (opts.verbose or not opts.limit):
             why = f"the default cap of {options.DEFAULT_LIMIT} super-steps" if not opts.limit else "the step limit"

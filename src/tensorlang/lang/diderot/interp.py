@@ -932,7 +932,7 @@ class Runtime:
                 raise error("input", f"{value!r} holds items of sizes {list(data.shape[:-1])}, not of {size} numbers ({elem})")
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
-                return tuple(np.array(x) for x in items)
+                return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
             cast = int if elem is not None and elem.kind == "int" else float
             return tuple(cast(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:
