@@ -104,8 +104,8 @@ class Checker:
             if decl.name in self.c.functions or decl.name in self.c.globals:
                 self.fail("redeclared", f"{decl.name} is declared twice", decl)
             if isinstance(decl, A.FunctionDecl):
+                self.function(decl, top)  # (before its name is known: diderotc refuses a function calling itself)
                 self.c.functions[decl.name] = decl
-                self.function(decl, top)
                 continue
             ty = from_syntax(decl.type)
             if isinstance(decl, A.InputDecl) and ty.kind in ("field", "kernel"):  # diderotc: "has invalid type"
