@@ -44,6 +44,7 @@ def _inline(d: A.FunctionDecl, args: tuple, funcs: dict, bools: dict) -> tuple[b
     """An inlined function with the call's literal bools: (a count where its value is kept, a call not inlined)."""
     key = (d.name, tuple(a.value if isinstance(a, A.Bool) else None for a in args))
     if key not in funcs:
+        funcs[key] = (False, False)  # (a function calling itself: what its body has, found once)
         given = {**bools, **{id(p): {v} for p, v in zip(d.params, key[1])}}
         funcs[key] = _kept(_tree(_body(d), {p.name: id(p) for p in d.params}, funcs, given), set(), given)
     return funcs[key]
