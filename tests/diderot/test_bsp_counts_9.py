@@ -74,6 +74,7 @@ create_collection { S(i) | i in 0..3 }
 BY_STRAND, BY_STEP = "0 0|1 0|1 1|2 0|2 1|3 0|3 1", "0 0|3 0|1 0|2 0|3 1|1 1|2 1"
 MIXED = "function int f(int a) { if (a > 0) { return numActive(); } int b = 2; return b; }"  # (not inlined)
 RETURNS = "function int f(int a) { int b = numActive(); if (a > b) { return 1; } else { return 2; } }"
+IGNORES = "function real f(int a) = 1.0;"
 VARIANTS = {  # name: (funcs, state, update) -> diderotc's y, and whether it printed step by step
     "state_unused": ("", "int k = numStrands();", "", [1, 2, 3], False),
     "state_printed": ("", "int k = numStrands();", 'print("k", k, "\\n");', [3, 1, 2], True),
@@ -98,6 +99,20 @@ VARIANTS = {  # name: (funcs, state, update) -> diderotc's y, and whether it pri
     "stabilize_dead": ("", "int w = 0; stabilize { w = numStrands(); }", "", [1, 2, 3], False),
     "stabilize_output": ("", "output int o = 0; stabilize { o = numStrands(); }", "", [3, 1, 2], True),
     "condition": ("", "", "if (numActive() > 100) stabilize;", [3, 1, 2], True),
+    # an inlined function calling one not inlined keeps that call; a function's arguments are always kept; an
+    # inlined function's constant tests (a global bool, a literal bool argument) fold
+    "inlined_calls_mixed": (MIXED.replace("f(", "h(") + "\nfunction int g(int a) = h(a) + 1;", "", "int m = g(i);",
+                            [3, 1, 2], True),
+    "argument_unused": (IGNORES, "", "real m = f(numActive());", [3, 1, 2], True),
+    "argument_local": (IGNORES, "", "int k = numActive(); real m = f(k);", [3, 1, 2], True),
+    "argument_state": (IGNORES, "int k = numStrands();", "real m = f(k);", [3, 1, 2], True),
+    "argument_read": ("function real f(int a) = real(a);", "", "real m = f(numActive());", [3, 1, 2], True),
+    "function_global_false": ("bool g = false;\nfunction real f() { if (g) { return real(numActive()); } else "
+                              "{ return 1.0; } }", "", "y = f();", [1, 1, 1], False),
+    "function_argument_false": ("function real f(bool b) { if (b) { return real(numActive()); } else { return 1.0; } }",
+                                "", "y = f(false);", [1, 1, 1], False),
+    "function_argument_true": ("function real f(bool b) { if (b) { return 1.0; } else { return real(numActive()); } }",
+                               "", "y = f(true);", [1, 1, 1], False),
 }
 
 
@@ -114,6 +129,28 @@ def test_a_count_whose_value_nothing_keeps_leaves_the_program_strand_by_strand(n
     got = strands(check(parse_program(_variant(name)))).run({}, backend=backend)
     printed = "|".join(line for line in got.printed.splitlines() if not line.startswith("k"))
     assert (np.asarray(got.outputs["y"]).tolist(), printed) == (y, BY_STEP if by_step else BY_STRAND)
+
+
+PARAMETER = """#version 2.0
+bool g = false;
+strand S (int i, bool g) {
+  output real y = real(i);
+  int t = 0;
+  update { if (g) { y = real(numActive()); } print(i, " ", t, "\\n"); t += 1; if (i == 0) die; if (t > 1) stabilize; }
+}
+create_collection { S(i, i > 1) | i in 0..3 }
+"""
+
+
+def test_a_strand_parameter_named_as_a_global_bool_is_not_its_constant():
+    got = strands(check(parse_program(PARAMETER))).run({}, backend="interp")  # (diderotc: DIDEROT_BSP)
+    assert (np.asarray(got.outputs["y"]).tolist(), got.printed.strip().replace("\n", "|")) == ([3, 1, 3], BY_STEP)
+
+
+def test_a_function_calling_itself_is_analysed_once():  # (diderotc refuses it; tensorlang runs it)
+    calls = "function int f(int a) = (f(a - 1) + %s) if a > 0 else 0;"  # (inlined, as diderotc would)
+    text = VARIANT % {"funcs": calls, "state": "", "upd": "y = real(f(2));"}
+    assert not check(parse_program(text % "1")).counts and check(parse_program(text % "numActive()")).counts
 
 
 # ------------------------------------------------ the prints of a program run strand by strand, with -s and -l

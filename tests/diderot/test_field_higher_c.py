@@ -38,7 +38,7 @@ CASES = {
     "Hessian of normalize": ("field#4(2)[2] V = [F, G];\nfield#4(2)[2] N = normalize(V);", *T3, "∇⊗∇⊗N(x)"),
     "third derivative of normalize": ("field#4(2)[2] V = [F, G];\nfield#4(2)[2] N = normalize(V);", "real", "0",
                                       "|∇⊗∇⊗∇⊗N(x)|"),
-    "gradient of a scalar times a vector field": ("field#3(2)[2] V = F * ∇G;", "tensor[2,2]", "[[0,0],[0,0]]",
+    "gradient of a scalar times a vector field": ("field#3(2)[2] V = ∇G * F;", "tensor[2,2]", "[[0,0],[0,0]]",
                                                   "∇⊗V(x)"),
     "third derivative of a scalar times a vector": ("field#4(2)[2] V = G * [F, 1.0 + F*F];", "real", "0",
                                                     "|∇⊗∇⊗∇⊗V(x)|"),

@@ -169,6 +169,8 @@ def _number(text: str, integer: bool, what: str):
         # (strtod's hexadecimal reals too: 0x10, -0x1.8p1)
         value = float.fromhex(text) if text.lstrip(" \t+-")[:2] in ("0x", "0X") else float(text)
         value = abs(value) if value != value else value  # "-nan": Teem's parser gives the quiet NaN, sign clear
+    except OverflowError:  # (a hexadecimal real past the doubles: strtod's ±inf, as 1e999)
+        return -float("inf") if text.lstrip(" \t").startswith("-") else float("inf")
     except ValueError:
         kind = "an integer" if integer else "a number"
         raise error("input", f"{what} expects {kind}, got {text!r}") from None

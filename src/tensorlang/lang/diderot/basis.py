@@ -88,11 +88,17 @@ def _append(a: Ty, b: Ty) -> Ty | None:
     return None if e is None else Ty("seq", elem=e)
 
 
+def rougher(first: Ty, then: Ty) -> bool:
+    """diderotc gives ``F + G``, ``F - G``, ``F * G``, ``F × G`` and ``[F, G]`` the continuity of F: G's may be higher,
+    not lower (the identity field of ``F(x) = ...``, smooth, is left out)."""
+    return first.k is not None and then.k is not None and then.k < first.k < 8
+
+
 def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
     f = a if a.kind == "field" else b
     k = min(t.k or 0 for t in (a, b) if t.kind == "field")
     if a.kind == "field" and b.kind == "field":
-        if a.dim != b.dim:
+        if a.dim != b.dim or (op in ("+", "-", "*", "×") and rougher(a, b)):
             return None
         if op in ("+", "-"):
             return Ty("field", a.shape, a.dim, k) if a.shape == b.shape else None

@@ -451,8 +451,10 @@ class Checker:
         ts = [self.expr(x, scope) for x in e.elems]
         if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
             f = ts[0]
-            if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
-                self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e, *ts)
+            if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape or basis.rougher(f, t) and not _loose(x)
+                   for t, x in zip(ts, e.elems)):
+                self.fail("shape", "the elements of a field [..] are fields of one dimension and shape, none of "
+                          "them of a continuity below the first's", e, *ts)
             return Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts))
         shapes = {t.shape for t in ts if t.kind == "tensor"}
         if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
@@ -514,8 +516,13 @@ class Checker:
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
         result = basis.binary(op, a, b)
+        rough = a.kind == b.kind == "field" and basis.rougher(a, b)
+        if result is None and rough and isinstance(node, A.BinOp) and _loose(node.right):
+            result = basis.binary(op, a, Ty("field", b.shape, b.dim, a.k))  # (then of its own continuity)
+            result = result and Ty("field", result.shape, result.dim, b.k)
         if result is None:
-            self.fail("shape", f"operator {op} does not apply to {a} and {b}", node, a, b)
+            why = ": a field's continuity is part of its type, the second's below the first's" if rough else ""
+            self.fail("shape", f"operator {op} does not apply to {a} and {b}{why}", node, a, b)
         return result
 
     def e_Apply(self, e: A.Apply, scope: _Scope) -> Ty:
@@ -755,3 +762,9 @@ def permuted(checked: Checked) -> bool:
     """Whether Diderot's runtime keeps the strands in a permuted order: ``new``, or ``die`` in a bulk-synchronous
     program (docs/diderot-language.md, "Differences"); the interpreter and the C executor follow it."""
     return _holds(checked, A.New) or (_holds(checked, A.Die) and bulk_synchronous(checked))
+
+
+def _loose(e) -> bool:
+    """A field whose continuity diderotc takes from the first operand of a • ⊗ : inside (here the lower one's):
+    not refused as rougher than the field before it."""
+    return any(isinstance(n, A.BinOp) and n.op in ("•", "⊗", ":") for n in A.walk(e))

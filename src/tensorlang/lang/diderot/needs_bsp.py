@@ -2,9 +2,9 @@
 program in super-steps): after its contraction (simple-contract.sml) and inlining, a count of the strands left in
 a strand's state initializers or methods.  The contraction drops an assignment to a variable that no kept
 statement reads (outputs are always read; a variable that reads itself is read), an if or a foreach left empty
-and the branch a constant bool test skips; a function whose returns are not mixed with code after an if is
-inlined (its counts stay where its value is kept), the calls of another are kept whatever their value
-(docs/diderot.md, "Strand order and the first step")."""
+and the branch a constant bool test skips (in an inlined function too); a function whose returns are not mixed
+with code after an if is inlined (its counts stay where its value is kept), the calls of another are kept, and
+so are the arguments of every call (docs/diderot.md, "Strand order and the first step")."""
 
 from __future__ import annotations
 
@@ -14,28 +14,40 @@ COUNTS = ("numStrands", "numActive", "numStable")
 
 
 def counts_kept(program: A.Program) -> bool:
-    funcs: dict[str, tuple[bool, bool, bool]] = {}  # name -> (inlined, counts where its value is kept, counts at all)
-    for d in program.decls:
-        if isinstance(d, A.FunctionDecl):
-            body = d.body.stmts if isinstance(d.body, A.Block) else (A.Return(d.body),)
-            anywhere = any(isinstance(n, A.Apply) and isinstance(n.func, A.Var) and (
-                n.func.name in COUNTS or funcs.get(n.func.name, (0, 0, 0))[2]) for n in A.walk(body))
-            bools: dict = {}
-            funcs[d.name] = (_shape(body) != "mixed", _kept(_tree(body, {}, funcs, bools), set(), bools), anywhere)
-    env: dict[str, object] = {}
     bools = {d.name: {d.init.value if isinstance(d.init, A.Bool) else None} for d in program.decls
              if isinstance(d, A.GlobalDecl)}  # (the values bool variables are given: a test that is constant)
     for s in A.walk(tuple(b for b in (program.start, program.update, program.initialize) if b is not None)):
         if isinstance(s, A.Assign):
             bools.setdefault(s.name, set()).add(None)
+    funcs: dict = {}  # name -> (inlined, its declaration, counts at all); (name, bool args) -> _inline's answer
+    for d in program.decls:
+        if isinstance(d, A.FunctionDecl):
+            anywhere = any(isinstance(n, A.Apply) and isinstance(n.func, A.Var) and (
+                n.func.name in COUNTS or funcs.get(n.func.name, (0, 0, 0))[2]) for n in A.walk(d.body))
+            funcs[d.name] = (_shape(_body(d)) != "mixed", d, anywhere)
+    env: dict[str, object] = {p.name: id(p) for p in program.strand.params}  # (a parameter: its value unknown)
     nodes: list = []
     for sv in program.strand.state:
         env[sv.name] = id(sv)
         if sv.init is not None:
-            nodes.append(_set(id(sv), sv.init, env, funcs, bools))
+            nodes += _set(id(sv), sv.init, env, funcs, bools)
     for _, method in program.strand.methods:
         nodes += _tree(method.stmts, dict(env), funcs, bools)
-    return _kept(nodes, {id(sv) for sv in program.strand.state if sv.output}, bools)
+    return _kept(nodes, {id(sv) for sv in program.strand.state if sv.output}, bools)[0]
+
+
+def _body(d: A.FunctionDecl) -> tuple:
+    return d.body.stmts if isinstance(d.body, A.Block) else (A.Return(d.body),)
+
+
+def _inline(d: A.FunctionDecl, args: tuple, funcs: dict, bools: dict) -> tuple[bool, bool]:
+    """An inlined function with the call's literal bools: (a count where its value is kept, a call not inlined)."""
+    key = (d.name, tuple(a.value if isinstance(a, A.Bool) else None for a in args))
+    if key not in funcs:
+        funcs[key] = (False, False)  # (a function calling itself: what its body has, found once)
+        given = {**bools, **{id(p): {v} for p, v in zip(d.params, key[1])}}
+        funcs[key] = _kept(_tree(_body(d), {p.name: id(p) for p in d.params}, funcs, given), set(), given)
+    return funcs[key]
 
 
 def _shape(stmts) -> str:
@@ -56,24 +68,32 @@ def _stmts(s) -> tuple:
     return () if s is None else s.stmts if isinstance(s, A.Block) else (s,)
 
 
-def _expr(e, env: dict, funcs: dict) -> tuple[frozenset, bool, bool]:
-    """What ``e`` reads (keys of variables), whether it counts the strands, whether it calls a function not inlined."""
-    reads, counts, kept = set(), False, False
+def _expr(e, env: dict, funcs: dict, bools: dict) -> tuple[frozenset, bool, bool, tuple]:
+    """What ``e`` reads (keys of variables), whether it counts the strands or calls a function not inlined, and
+    the arguments of the functions it calls."""
+    reads, counts, kept, args = set(), False, False, tuple[A.Expr, ...]()
     for n in A.walk(e):
         if isinstance(n, A.Var):
             reads.add(env.get(n.name, n.name))
         elif isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name in funcs:
-            inlined, live, anywhere = funcs[n.func.name]
-            counts, kept = counts or (live if inlined else anywhere), kept or not inlined
+            inlined, d, anywhere = funcs[n.func.name]
+            live, inner = _inline(d, n.args, funcs, bools) if inlined else (anywhere, True)
+            counts, kept, args = counts or live, kept or inner, args + n.args
         elif isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name in COUNTS:
             counts = True
-    return frozenset(reads), counts, kept
+    return frozenset(reads), counts, kept, args
 
 
-def _set(key, value, env: dict, funcs: dict, bools: dict, op: str = "=") -> tuple:
+def _node(kind: str, key, e, env: dict, funcs: dict, bools: dict, kids: tuple = (), more: frozenset = frozenset()):
+    """The node of ``e`` after an always kept "use" of the arguments of the functions it calls."""
+    reads, counts, kept, args = _expr(e, env, funcs, bools)
+    used = [("use", None, *_expr(args, env, funcs, bools)[:3], ())] if args else []
+    return used + [(kind, key, reads | more, counts, kept, kids)]
+
+
+def _set(key, value, env: dict, funcs: dict, bools: dict, op: str = "=") -> list:
     bools.setdefault(key, set()).add(value.value if isinstance(value, A.Bool) and op == "=" else None)
-    reads, counts, kept = _expr(value, env, funcs)
-    return ("set", key, reads | {key} if op != "=" else reads, counts, kept, ())
+    return _node("set", key, value, env, funcs, bools, more=frozenset({key} if op != "=" else ()))
 
 
 def _tree(stmts, env: dict, funcs: dict, bools: dict) -> list:
@@ -86,30 +106,30 @@ def _tree(stmts, env: dict, funcs: dict, bools: dict) -> list:
         elif isinstance(s, A.Decl):
             env[s.name] = id(s)
             if s.init is not None:
-                out.append(_set(id(s), s.init, env, funcs, bools))
+                out += _set(id(s), s.init, env, funcs, bools)
         elif isinstance(s, A.Assign):
-            out.append(_set(env.get(s.name, s.name), s.value, env, funcs, bools, s.op))
+            out += _set(env.get(s.name, s.name), s.value, env, funcs, bools, s.op)
         elif isinstance(s, A.If):
             test = ("lit", s.test.value) if isinstance(s.test, A.Bool) else env.get(s.test.name, s.test.name) \
                 if isinstance(s.test, A.Var) else None
             ways = (_tree(_stmts(s.then), dict(env), funcs, bools), _tree(_stmts(s.other), dict(env), funcs, bools))
-            out.append(("if", test, *_expr(s.test, env, funcs), ways))
+            out += _node("if", test, s.test, env, funcs, bools, ways)
         elif isinstance(s, A.Foreach):
             inner = dict(env, **{s.name: id(s)})
-            out.append(("for", None, *_expr(s.domain, env, funcs), (_tree(_stmts(s.body), inner, funcs, bools),)))
+            out += _node("for", None, s.domain, env, funcs, bools, (_tree(_stmts(s.body), inner, funcs, bools),))
         else:  # print, new, return, stabilize, die, continue
-            out.append(("use", None, *_expr(tuple(A.children(s)), env, funcs), ()))
+            out += _node("use", None, tuple(A.children(s)), env, funcs, bools)
     return out
 
 
-def _kept(nodes: list, outputs: set, bools: dict) -> bool:
-    """Whether a count is left once what nothing reads is dropped (until nothing more is)."""
+def _kept(nodes: list, outputs: set, bools: dict) -> tuple[bool, bool]:
+    """Whether a count is left once what nothing reads is dropped (until nothing more is), and a call not inlined."""
     used: set | None = None
     while True:
         kept = _prune(nodes, used, outputs, bools)
         now = {r for _, _, reads, *_ in _all(kept) for r in reads}
         if now == used:
-            return any(counts for _, _, _, counts, *_ in _all(kept))
+            return any(n[3] for n in _all(kept)), any(n[4] for n in _all(kept))
         used = now
 
 

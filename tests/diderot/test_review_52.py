@@ -1,0 +1,74 @@
+"""Findings of a review (rev52b) outside the strands' counts: a hexadecimal real too large for a double on the
+command line (diderotc's executables read it with strtod: ±inf) and arithmetic between fields of different
+continuity, which diderotc refuses ("unable to resolve overloaded operator") (docs/diderot.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensorlang.cli import main
+from tensorlang.errors import TensorLangError
+from tensorlang.lang.diderot import parse_program
+from tensorlang.lang.diderot import typecheck as check
+
+D1 = 'input real r = 0.0;\nstrand S (int i) { output real y = r; update { print(r, "\\n"); stabilize; } }\n' \
+     'create_array { S(i) | i in 0..0 }\n'
+
+
+@pytest.mark.parametrize("word, printed", [  # diderotc's executable (its -r), as it printed them
+    ("0x1p99999", "inf"), ("-0x1.fffffffffffff8p1023", "-inf"), ("+0X1P1024", "inf"), ("0x1p-99999", "0"),
+    ("1e999", "inf")])
+def test_a_hexadecimal_real_too_large_for_a_double_is_infinite(word, printed, tmp_path, capsys):
+    prog = tmp_path / "d1.diderot"
+    prog.write_text(D1)
+    assert main(["run", str(prog), "-r", word, "-o", str(tmp_path / "y.nrrd")]) == 0
+    assert capsys.readouterr().out == printed + "\n"
+
+
+@pytest.mark.parametrize("word", ["0x1p", "1e", "1.5abc", "0x"])  # (diderotc: 1, 1, 1.5 and refused)
+def test_a_real_that_is_only_a_prefix_of_the_word_is_refused(word, tmp_path, capsys):
+    prog = tmp_path / "d1.diderot"
+    prog.write_text(D1)
+    assert main(["run", str(prog), "-r", word, "-o", str(tmp_path / "y.nrrd")]) != 0
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "expects a number" in err and "Traceback" not in err
+
+
+FIELDS = """#version 2.0
+input image(2)[] img;
+input image(2)[2] vimg;
+field#2(2)[] F = bspln3 ⊛ img;
+field#1(2)[] G = ctmr ⊛ img;
+field#4(2)[] H = c4hexic ⊛ img;
+field#0(2)[] T = tent ⊛ img;
+field#2(2)[2] V = bspln3 ⊛ vimg;
+field#1(2)[2] U = ctmr ⊛ vimg;
+strand S (int i) {
+  vec2 x = [0.1*real(i), 0.2];
+  real a = 0.5;
+  output real o = 0.0;
+  update { o = %s; stabilize; }
+}
+create_array { S(i) | i in 0..1 }
+"""
+#: diderotc (2026-12 build) refused these ("unable to resolve overloaded operator", "arguments of tensor
+#: construction must have same type"): + - * × and [..] take the first field's continuity, a later one's may not
+#: be lower; / • ⊗ have one each (the result the first's, where tensorlang keeps the lower one: nothing after them
+#: is refused), and a field with a tensor is any
+REFUSED = ["(F+G)(x)", "(a*F-G)(x)", "(F*G)(x)", "(G+T)(x)", "(H*F)(x)", "|(V*G)(x)|", "(V×U)(x)", "|(V-U)(x)|",
+           "|[H, F](x)|", "(2*F - |∇F|)(x)", "(F - 2.0*G)(x)", "(|∇H| - G)(x)", "((-F) + G)(x)"]
+ACCEPTED = ["(G+F)(x)", "(F*H)(x)", "(G*F)(x)", "|(G*V)(x)|", "(U×V)(x)", "(F/G)(x)", "(V•U)(x)", "trace((V⊗U)(x))",
+            "|(∇F+V)(x)|", "|[F, H](x)|", "(-|∇F| + 2*F)(x)", "(F+1.0)(x)", "|(∇F - ∇H)(x)|", "(F + ∇H•∇F)(x)",
+            "(F + V•∇F)(x)"]
+
+
+@pytest.mark.parametrize("expr", REFUSED)
+def test_arithmetic_with_a_rougher_field_after_a_smoother_one_is_refused(expr):
+    with pytest.raises(TensorLangError, match=r"error\[shape\].*(continuity|continuities)") as err:
+        check(parse_program(FIELDS % expr))
+    assert ":14:" in str(err.value)  # (the position of the operator)
+
+
+@pytest.mark.parametrize("expr", ACCEPTED)
+def test_arithmetic_diderotc_accepts_between_fields_of_different_continuity_checks(expr):
+    check(parse_program(FIELDS % expr))
