@@ -286,7 +286,7 @@ field#2(3)[3,3] H = ∇⊗∇F + [[3.0, 0.0, 0.5], [0.0, 2.0, 0.0], [0.5, 0.0, 4
 field#2(3)[] D = det(H);
 field#2(3)[3,3] I = inv(H);
 field#4(3)[] P = F*G + sin(F)/(G + 4.0);
-field#3(3)[3] V = G * ∇F;
+field#3(3)[3] V = ∇F * G;  // (G * ∇F: diderotc refuses a later field less smooth than the first)
 strand s (int i) {
   output tensor[3,3] dd = [[0,0,0],[0,0,0],[0,0,0]];
   output real ii = 0;

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+import numpy as np
+
+import tensorlang as tl
 from tensorlang.cli import main
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program
@@ -72,3 +75,26 @@ def test_arithmetic_with_a_rougher_field_after_a_smoother_one_is_refused(expr):
 @pytest.mark.parametrize("expr", ACCEPTED)
 def test_arithmetic_diderotc_accepts_between_fields_of_different_continuity_checks(expr):
     check(parse_program(FIELDS % expr))
+
+
+SEQ = """#version 2.0
+input real[] rs = {1.0};
+input real[2][] nest = {{0.0, 0.0}};
+input bool[] bs = {true};
+strand S (int i) {
+  output real y = 0.0;
+  update { real[2] p = nest[i]; y = rs[i] / 3.0 + p[0] / 3.0 + p[1]; print(i, " ", bs[i], "\\n"); stabilize; }
+}
+create_collection { S(i) | i in 0..2 };
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=pytest.mark.slow)])
+def test_sequences_given_as_float32_or_number_arrays_are_read_as_c_reads_them(backend):
+    """float32 arrays for real[] and real[2][] inputs are computed in doubles (the interpreter kept float32 items:
+    0.033333335 where C gives 0.0333333338), and a bool[] given as numbers holds true and false (it printed 1, 0, 2)."""
+    rs, nest = np.array([0.1, 0.7, 0.47], np.float32), np.array([[0.1, 0.7], [0.47, 0.41], [0.84, 0.12]], np.float32)
+    res = tl.compile(SEQ, lang="diderot", backend=backend).run({"rs": rs, "nest": nest, "bs": [1.0, 0.0, 2.0]})
+    r, n = rs.astype(np.float64), nest.astype(np.float64)
+    np.testing.assert_array_equal(res["y"], r / 3.0 + n[:, 0] / 3.0 + n[:, 1])
+    assert res.printed == "0 true\n1 false\n2 true\n"

@@ -148,7 +148,8 @@ def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, conti
     if not target.flags.writeable:
         raise error("input", f"{label} is read-only", span)
     if shares_elements(target):  # a writeable broadcast view: its results would overwrite each other
-        raise error("input", f"{label} has elements that share memory (a zero stride, as in a broadcast view): "
+        raise error("input", f"{label} has elements that overlap in memory (a zero stride, as in a broadcast view, or a "
+                    "stride shorter than an element): "
                     "it cannot hold a result; pass an array of its own (np.empty)", span)
     if isinstance(target, np.ma.MaskedArray) and np.ma.is_masked(target):  # (np.asarray drops the mask)
         raise error("input", f"{label} is a masked array with masked entries, which would hide the results written "
@@ -157,14 +158,17 @@ def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, conti
 
 
 def shares_elements(a: np.ndarray) -> bool:
-    """Whether two of ``a``'s elements lie at one address: no, where each dimension's stride,
-    smallest first, steps past all the earlier dimensions reach; else counted exactly."""
+    """Whether two of ``a``'s elements overlap in memory: no, where each dimension's stride,
+    smallest first, steps past all the earlier dimensions reach; else their byte offsets
+    compared (an array of more than 2^20 elements laid out otherwise counts as overlapping)."""
     reach = a.itemsize
     for step, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1):
         if step < reach:
+            if a.size > 1 << 20:
+                return True
             offsets = sum(np.arange(m).reshape([m if j == k else 1 for j in range(a.ndim)]) * s
                           for k, (s, m) in enumerate(zip(a.strides, a.shape)))
-            return np.unique(offsets).size < a.size
+            return bool(np.any(np.diff(np.sort(offsets, axis=None)) < a.itemsize))
         reach = step * (n - 1) + reach
     return False
 

@@ -921,6 +921,7 @@ class Runtime:
         return img
 
     def sequence(self, value, elem: Ty | None):
+        cast = {"int": int, "bool": bool}.get(elem.kind if elem is not None else "", float)
         if isinstance(value, str):
             # an NRRD of N items, NRRD axis 0 fastest: the other axes hold an item's components, row-major
             data = _read_items(file_path(value, self.base_dir))
@@ -933,12 +934,12 @@ class Runtime:
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
-            cast = int if elem is not None and elem.kind == "int" else float
             return tuple(cast(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)
-        return tuple(coerce(elem, x) if elem is not None else x for x in value)
+        # (items as Python's numbers: a float32 array's computed in doubles, a bool's true or false, as in C)
+        return tuple(cast(x) if elem is None or elem.kind != "seq" else self.sequence(x, elem.elem) for x in value)
 
     def frame(self, strand: Strand | None, loc=None) -> Frame:
         return Frame(self.g, strand.state if strand else {}, {} if loc is None else loc, strand, self)
