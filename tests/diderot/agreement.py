@@ -184,3 +184,94 @@ def run_stored(path: str, argv: list[str], want: dict, make, backend: str, folde
     assert rc == (1 if want["rc"] < 0 else want["rc"])
     printed_close(want["stdout"], out.getvalue(), 1e-9)
     same_files(want["files"], written(folder, make))  # (every zero's sign too)
+
+
+def remake(inputs, names: list[str], built: dict[tuple, object] | None = None, timeout: float = 60) -> None:
+    """Run the stored runs ``names`` of a round of unseen programs (the module ``inputs``: its ``PROGRAMS``,
+    ``STORED``, ``RUNS``, ``make``, ``written`` and ``diderotc_flags(argv)``, the build options a run needs) with
+    diderotc's executables, and store what each printed and wrote. Each program is built with ``diderotc --double
+    --exec`` and those options in a folder holding the inputs (a file a program names fixes its image's sample
+    type), once for each set of options (``built``: executables already built, (program, *options) -> path); a
+    run past ``timeout`` seconds is stored as one that hangs (diderotc's parallel runtime can: docs/diderot.md)."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    stored = json.loads(inputs.STORED.read_text()) if inputs.STORED.exists() else {}
+    built = dict(built or {})
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, prog, argv in inputs.RUNS:
+            if name not in names:
+                continue
+            key = (prog, *inputs.diderotc_flags(argv))
+            if key not in built:
+                where = Path(tmp) / str(len(built))
+                where.mkdir()
+                inputs.make(where)
+                (where / f"{prog}.diderot").write_bytes((inputs.PROGRAMS / f"{prog}.diderot").read_bytes())
+                subprocess.run(["diderotc", "--double", "--exec", *key[1:], f"{prog}.diderot"], cwd=where, check=True,
+                               capture_output=True)
+                built[key] = where / prog
+            with tempfile.TemporaryDirectory() as run_dir:
+                inputs.make(Path(run_dir))
+                try:
+                    run = subprocess.run([str(built[key]), *argv], cwd=run_dir, capture_output=True, text=True,
+                                         timeout=timeout)
+                    stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": inputs.written(Path(run_dir))}
+                except subprocess.TimeoutExpired:
+                    stored[name] = {"rc": "hangs", "stdout": "", "files": {}}
+            print(name, stored[name]["rc"], len(stored[name]["files"]), flush=True)
+    inputs.STORED.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
+
+
+def remake_main(inputs, argv: list[str], **options) -> None:
+    """``python tests/diderot/unseenN_inputs.py [RUN ...]``: :func:`remake` of the runs named (all by default)."""
+    import json
+    import shutil
+    import sys
+
+    if shutil.which("diderotc") is None:
+        sys.exit("diderotc is not on PATH (/work/shared/tools/diderot/README.md)")
+    remake(inputs, argv or [r[0] for r in inputs.RUNS], **options)
+    print(len(json.loads(inputs.STORED.read_text())), "runs stored")
+
+
+def round_tests(inputs, different: dict[str, str], refused: tuple[str, ...] = ("input",)):
+    """The tests every round of unseen programs makes (the module ``inputs``: ``PROGRAMS``, ``STORED``, ``RUNS``,
+    ``make``): its stored runs cover its programs, and each run not in ``different`` (run -> why tensorlang
+    differs from diderotc's executable on purpose, docs/diderot.md) prints and writes what that executable did, on
+    the interpreter and (slow: a C build per program) on the C executor. Returns ``run_one(run, backend, folder,
+    monkeypatch)`` (one stored run) and the three tests, for the test module to bind under their names."""
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    from tensorlang.targets.c import build as c_build
+
+    expected = json.loads(inputs.STORED.read_text())
+    kept = [r for r in inputs.RUNS if r[0] not in different]
+
+    def run_one(r: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
+        name, prog, argv = r
+        run_stored(str(inputs.PROGRAMS / f"{prog}.diderot"), argv, expected[name], inputs.make, backend, folder,
+                   monkeypatch, refused)
+
+    def test_every_run_has_its_stored_outputs():
+        assert sorted(r[0] for r in inputs.RUNS) == sorted(expected)
+        assert {r[1] for r in inputs.RUNS} == {p.stem for p in inputs.PROGRAMS.glob("*.diderot")}
+        assert set(different) <= set(expected)
+
+    @pytest.mark.parametrize("run", kept, ids=[r[0] for r in kept])
+    def test_the_interpreter_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
+        run_one(run, "interp", tmp_path, monkeypatch)
+
+    @pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+    @pytest.mark.slow  # a C build per program: the interpreter's runs above are the quick tier
+    @pytest.mark.parametrize("run", kept, ids=[r[0] for r in kept])
+    def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
+        run_one(run, "c", tmp_path, monkeypatch)
+
+    return (run_one, test_every_run_has_its_stored_outputs, test_the_interpreter_prints_and_writes_what_diderotc_does,
+            test_the_c_executor_prints_and_writes_what_diderotc_does)

@@ -12,49 +12,25 @@ text (numbers within 1e-9), the same files, headers and values (within 1e-9 of t
 from __future__ import annotations
 
 import io
-import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
+from agreement import compiled, round_tests  # tests/diderot is on the path: the folder is not a package
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
-from unseen6_inputs import PROGRAMS, RUNS, STORED, make, write
+import unseen6_inputs
+from unseen6_inputs import PROGRAMS, make, write
 
-EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
-#: the programs the C executor leaves to the interpreter: a function taking a field (docs/diderot-compiled.md)
-INTERP_ONLY = {"v16_fieldparam"}
+_run, test_every_run_has_its_stored_outputs, test_the_interpreter_prints_and_writes_what_diderotc_does, \
+    test_the_c_executor_prints_and_writes_what_diderotc_does = round_tests(unseen6_inputs, {})
 
 
 def _program(name: str, backend: str):
     return compiled(str(PROGRAMS / f"{name}.diderot"), backend)
-
-
-def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
-    name, prog, argv = run
-    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch)
-
-
-def test_every_run_has_its_stored_outputs():
-    assert sorted(r[0] for r in RUNS) == sorted(EXPECTED)
-    assert {r[1] for r in RUNS} == {p.stem for p in PROGRAMS.glob("*.diderot")}
-
-
-@pytest.mark.parametrize("run", RUNS, ids=[r[0] for r in RUNS])
-def test_the_interpreter_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "interp", tmp_path, monkeypatch)
-
-
-@needs_cc
-@pytest.mark.slow  # a C build per program: the interpreter's runs above are the quick tier
-@pytest.mark.parametrize("run", [r for r in RUNS if r[1] not in INTERP_ONLY], ids=[r[0] for r in RUNS
-                                                                                  if r[1] not in INTERP_ONLY])
-def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "c", tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("expr", ["∇V(p)", "∇∇V(p)"])

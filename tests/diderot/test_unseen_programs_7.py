@@ -10,16 +10,13 @@ the same exit status, the same text (numbers within 1e-9), the same files (``agr
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
+from agreement import compiled, round_tests  # tests/diderot is on the path: the folder is not a package
 from tensorlang.targets.c import build as c_build
-from unseen7_inputs import PROGRAMS, RUNS, STORED, make
+import unseen7_inputs
+from unseen7_inputs import PROGRAMS, RUNS
 
-EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 #: runs where tensorlang differs from diderotc's executable on purpose (docs/diderot.md): run -> why
 DIFFERENT: dict[str, str] = {
@@ -32,35 +29,12 @@ DIFFERENT: dict[str, str] = {
     **dict.fromkeys(["h_lneg", "h_lhuge", "h_n0", "h_nbig", "h_int", "h_real"],
                     "option values diderotc's parser wraps, clamps or reads a prefix of: error[input] here"),
 }
+_run, test_every_run_has_its_stored_outputs, test_the_interpreter_prints_and_writes_what_diderotc_does, \
+    test_the_c_executor_prints_and_writes_what_diderotc_does = round_tests(unseen7_inputs, DIFFERENT, ("input", "too-large"))
 
 
 def _program(name: str, backend: str):
     return compiled(str(PROGRAMS / f"{name}.diderot"), backend)
-
-
-def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
-    name, prog, argv = run
-    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch, ("input", "too-large"))
-
-
-def test_every_run_has_its_stored_outputs():
-    assert sorted(r[0] for r in RUNS) == sorted(EXPECTED)
-    assert {r[1] for r in RUNS} == {p.stem for p in PROGRAMS.glob("*.diderot")}
-
-
-_KEPT = [r for r in RUNS if r[0] not in DIFFERENT]
-
-
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_interpreter_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "interp", tmp_path, monkeypatch)
-
-
-@needs_cc
-@pytest.mark.slow  # a C build per program: the interpreter's runs above are the quick tier
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "c", tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])

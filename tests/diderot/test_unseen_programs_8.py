@@ -11,17 +11,14 @@ digits).  Each run must print and write what the executable of ``diderotc --doub
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from agreement import compiled, run_stored  # tests/diderot is on the path: the folder is not a package
+from agreement import compiled, round_tests  # tests/diderot is on the path: the folder is not a package
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
-from unseen8_inputs import PROGRAMS, RUNS, STORED, make
+import unseen8_inputs
+from unseen8_inputs import PROGRAMS, RUNS, make
 
-EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 #: runs where tensorlang differs from diderotc's executable on purpose (docs/diderot.md): run -> why
 DIFFERENT: dict[str, str] = {
@@ -30,31 +27,8 @@ DIFFERENT: dict[str, str] = {
     **dict.fromkeys(["x24_slices", "x24_list"], "data in several files (data file: slice%d.raw 0 7 1, LIST): Teem reads "
                     "them; error[input] here (only one data file is read)"),
 }
-
-
-def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
-    name, prog, argv = run
-    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch)
-
-
-def test_every_run_has_its_stored_outputs():
-    assert sorted(r[0] for r in RUNS) == sorted(EXPECTED)
-    assert {r[1] for r in RUNS} == {p.stem for p in PROGRAMS.glob("*.diderot")}
-
-
-_KEPT = [r for r in RUNS if r[0] not in DIFFERENT]
-
-
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_interpreter_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "interp", tmp_path, monkeypatch)
-
-
-@needs_cc
-@pytest.mark.slow  # a C build per program: the interpreter's runs above are the quick tier
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "c", tmp_path, monkeypatch)
+_run, test_every_run_has_its_stored_outputs, test_the_interpreter_prints_and_writes_what_diderotc_does, \
+    test_the_c_executor_prints_and_writes_what_diderotc_does = round_tests(unseen8_inputs, DIFFERENT)
 
 
 @pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=[needs_cc, pytest.mark.slow])])

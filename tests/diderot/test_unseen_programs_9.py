@@ -9,16 +9,13 @@ on the C executor: the same exit status, the same text (numbers within 1e-9), th
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from agreement import run_stored  # tests/diderot is on the path: the folder is not a package
+from agreement import round_tests  # tests/diderot is on the path: the folder is not a package
 from tensorlang.targets.c import build as c_build
-from unseen9_inputs import PROGRAMS, RUNS, STORED, make
+import unseen9_inputs
+from unseen9_inputs import RUNS
 
-EXPECTED = json.loads(STORED.read_text())
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 #: runs where tensorlang differs from diderotc's executable on purpose (docs/diderot.md): run -> why
 DIFFERENT: dict[str, str] = {
@@ -32,34 +29,11 @@ DIFFERENT: dict[str, str] = {
                     "later strands see the new state of those that stabilized before them"),
     "y13_0": "no -l: Diderot's executables run until every strand is done, tensorlang stops at 10000 super-steps",
 }
+_run, test_every_run_has_its_stored_outputs, test_the_interpreter_prints_and_writes_what_diderotc_does, \
+    test_the_c_executor_prints_and_writes_what_diderotc_does = round_tests(unseen9_inputs, DIFFERENT)
 
 
-def _run(run: tuple[str, str, list[str]], backend: str, folder: Path, monkeypatch) -> None:
-    name, prog, argv = run
-    run_stored(str(PROGRAMS / f"{prog}.diderot"), argv, EXPECTED[name], make, backend, folder, monkeypatch)
-
-
-def test_every_run_has_its_stored_outputs():
-    assert sorted(r[0] for r in RUNS) == sorted(EXPECTED)
-    assert {r[1] for r in RUNS} == {p.stem for p in PROGRAMS.glob("*.diderot")}
-
-
-_KEPT = [r for r in RUNS if r[0] not in DIFFERENT]
-
-
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_interpreter_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "interp", tmp_path, monkeypatch)
-
-
-@needs_cc
-@pytest.mark.slow  # a C build per program: the interpreter's runs above are the quick tier
-@pytest.mark.parametrize("run", _KEPT, ids=[r[0] for r in _KEPT])
-def test_the_c_executor_prints_and_writes_what_diderotc_does(run, tmp_path, monkeypatch):
-    _run(run, "c", tmp_path, monkeypatch)
-
-
-_THREADED = [r for r in _KEPT if "-n" in r[2]]
+_THREADED = [r for r in RUNS if "-n" in r[2] and r[0] not in DIFFERENT]
 
 
 @needs_cc

@@ -8,11 +8,7 @@ remakes them where diderotc is on PATH (docs/diderot.md, "Programs written to co
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import agreement
@@ -107,33 +103,11 @@ _IMAGE = {"w10_probe2": ["-img", "p2.nrrd"], "w11_mip3": ["-vol", "v3.nrrd"]}  #
 RUNS = [(n, p, (_IMAGE[p] if p in _IMAGE and _IMAGE[p][0] not in a else []) + a) for n, p, a in RUNS]
 
 
-def remake(names: list[str]) -> None:
-    """Build each program with diderotc --double --exec, run it and store what it printed and wrote."""
-    stored = json.loads(STORED.read_text()) if STORED.exists() else {}
-    built: dict[tuple, Path] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, prog, argv in RUNS:
-            if name not in names:
-                continue
-            # -s and -n are options of the builds with --snapshot and --target=parallel only (a snapshot build
-            # takes snapshots every step unless -s says otherwise): each run gets the build its options need
-            flags = (["--snapshot"] if "-s" in argv else []) + (["--target=parallel"] if "-n" in argv else [])
-            if (prog, *flags) not in built:
-                where = Path(tmp) / str(len(built))
-                where.mkdir()
-                shutil.copy(PROGRAMS / f"{prog}.diderot", where)
-                subprocess.run(["diderotc", "--double", "--exec", *flags, f"{prog}.diderot"], cwd=where, check=True,
-                               capture_output=True)
-                built[(prog, *flags)] = where / prog
-            with tempfile.TemporaryDirectory() as run_dir:
-                make(Path(run_dir))
-                run = subprocess.run([str(built[(prog, *flags)]), *argv], cwd=run_dir, capture_output=True, text=True, timeout=60)
-                stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": written(Path(run_dir))}
-            print(name, run.returncode, len(stored[name]["files"]), flush=True)
-    STORED.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
+def diderotc_flags(argv: list[str]) -> list[str]:
+    """diderotc's build options for a run: ``-s`` and ``-n`` are options of the builds with ``--snapshot`` and
+    ``--target=parallel`` only (a snapshot build takes snapshots every step unless ``-s`` says otherwise)."""
+    return (["--snapshot"] if "-s" in argv else []) + (["--target=parallel"] if "-n" in argv else [])
 
 
 if __name__ == "__main__":
-    if shutil.which("diderotc") is None:
-        sys.exit("diderotc is not on PATH (/work/shared/tools/diderot/README.md)")
-    remake(sys.argv[1:] or [r[0] for r in RUNS])
+    agreement.remake_main(sys.modules[__name__], sys.argv[1:])

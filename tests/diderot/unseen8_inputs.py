@@ -8,10 +8,7 @@ diderotc is on PATH (docs/diderot.md, "Programs written to combine the features"
 
 from __future__ import annotations
 
-import json
 from functools import cache
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -173,30 +170,10 @@ RUNS: list[tuple[str, str, list[str]]] = (
 )
 
 
-def remake(names: list[str]) -> None:
-    """Build each program with diderotc --double --exec (in a folder holding the inputs: a file a program names
-    fixes its image's sample type), run it and store what it printed and wrote."""
-    stored = json.loads(STORED.read_text()) if STORED.exists() else {}
-    built: dict[str, Path] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        make(Path(tmp))
-        for name, prog, argv in RUNS:
-            if name not in names:
-                continue
-            if prog not in built:
-                shutil.copy(PROGRAMS / f"{prog}.diderot", tmp)
-                subprocess.run(["diderotc", "--double", "--exec", f"{prog}.diderot"], cwd=tmp, check=True, capture_output=True)
-                built[prog] = Path(tmp) / prog
-            with tempfile.TemporaryDirectory() as run_dir:
-                make(Path(run_dir))
-                run = subprocess.run([str(built[prog]), *argv], cwd=run_dir, capture_output=True, text=True, timeout=60)
-                stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": written(Path(run_dir))}
-            print(name, run.returncode, len(stored[name]["files"]), flush=True)
-    STORED.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
+def diderotc_flags(argv: list[str]) -> list[str]:
+    """diderotc's build options for a run: none (every run takes the plain sequential executable)."""
+    return []
 
 
 if __name__ == "__main__":
-    if shutil.which("diderotc") is None:
-        sys.exit("diderotc is not on PATH (/work/shared/tools/diderot/README.md)")
-    remake(sys.argv[1:] or [r[0] for r in RUNS])
-    print(len(json.loads(STORED.read_text())), "runs stored")
+    agreement.remake_main(sys.modules[__name__], sys.argv[1:])

@@ -8,9 +8,6 @@ outputs of diderotc's executables on them (``more/unseen9/diderotc.json``): ``di
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 import sys
 import tempfile
 from functools import cache
@@ -87,42 +84,16 @@ RUNS: list[tuple[str, str, list[str]]] = (
 )
 
 
-def remake(names: list[str], built: dict[tuple[str, str], Path] | None = None) -> None:
-    """Build each program with diderotc --double --exec --snapshot (and --target=parallel for a run given -n),
-    run it and store what it printed and wrote (``built``: executables already built, (program, target) -> path)."""
-    stored = json.loads(STORED.read_text()) if STORED.exists() else {}
-    built = dict(built or {})
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, prog, argv in RUNS:
-            if name not in names:
-                continue
-            target = "parallel" if "-n" in argv else "sequential"
-            if (prog, target) not in built:
-                (Path(tmp) / target).mkdir(exist_ok=True)
-                shutil.copy(PROGRAMS / f"{prog}.diderot", Path(tmp) / target)
-                subprocess.run(["diderotc", "--double", "--exec", "--snapshot", f"--target={target}", f"{prog}.diderot"],
-                               cwd=Path(tmp) / target, check=True, capture_output=True)
-                built[prog, target] = Path(tmp) / target / prog
-            with tempfile.TemporaryDirectory() as run_dir:
-                make(Path(run_dir))
-                try:
-                    run = subprocess.run([str(built[prog, target]), *argv], cwd=run_dir, capture_output=True, text=True,
-                                         timeout=15)
-                    stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": written(Path(run_dir))}
-                except subprocess.TimeoutExpired:  # (diderotc's parallel runtime can hang: docs/diderot.md)
-                    stored[name] = {"rc": "hangs", "stdout": "", "files": {}}
-            print(name, stored[name]["rc"], len(stored[name]["files"]), flush=True)
-    STORED.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
+def diderotc_flags(argv: list[str]) -> list[str]:
+    """diderotc's build options for a run: every run a snapshot build, the parallel one for a run given ``-n``."""
+    return ["--snapshot", "--target=parallel" if "-n" in argv else "--target=sequential"]
 
 
 if __name__ == "__main__":
-    if shutil.which("diderotc") is None:
-        sys.exit("diderotc is not on PATH (/work/shared/tools/diderot/README.md)")
     prebuilt = {}
     if len(sys.argv) > 2 and sys.argv[1] == "--built":  # a folder with seq/ and par/ executables
         for target, sub in (("sequential", "seq"), ("parallel", "par")):
-            prebuilt.update({(p.stem, target): p.with_suffix("") for p in (Path(sys.argv[2]) / sub).glob("*.diderot")
-                             if p.with_suffix("").exists()})
+            prebuilt.update({(p.stem, "--snapshot", f"--target={target}"): p.with_suffix("")
+                             for p in (Path(sys.argv[2]) / sub).glob("*.diderot") if p.with_suffix("").exists()})
         sys.argv[1:3] = []
-    remake(sys.argv[1:] or [r[0] for r in RUNS], prebuilt)
-    print(len(json.loads(STORED.read_text())), "runs stored")
+    agreement.remake_main(sys.modules[__name__], sys.argv[1:], built=prebuilt, timeout=15)

@@ -4,7 +4,7 @@ executor in ``EXECUTORS``, where the front end finds it (``lang`` never imports 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .ir import StrandIR
 
@@ -14,4 +14,11 @@ EXECUTORS: dict[str, Callable[..., Any]] = {}
 #: name -> () -> why it cannot run here, or None (no C compiler, say)
 UNAVAILABLE: dict[str, Callable[[], "str | None"]] = {}
 
-__all__ = ["EXECUTORS", "UNAVAILABLE", "StrandIR"]
+
+def print_order(owners: Sequence[tuple[int, int]], every: int = 0) -> list[int]:
+    """Diderot's order of the prints of a program that is not bulk-synchronous, from each print's (steps done before
+    it or -1, strand or -1 for a global block): by strand, every ``every`` steps (-s N), the start blocks' first."""
+    return sorted(range(len(owners)), key=lambda k: (owners[k][0] // every if every else min(owners[k][0], 0), owners[k][1]))
+
+
+__all__ = ["EXECUTORS", "UNAVAILABLE", "StrandIR", "print_order"]

@@ -19,6 +19,7 @@ from ...limits import _human, check_allocation, memory_budget_bytes
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
+from ...strand_ir import print_order
 from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
@@ -898,9 +899,7 @@ class Runtime:
         """What ``print`` wrote, in the order Diderot's executable writes it (docs/diderot-language.md, "Differences")."""
         if self.bsp:
             return "".join(self.printed)
-        chunk = [(m // self.every if self.every else min(m, 0), s) for m, s in self.print_owner]
-        order = sorted(range(len(self.printed)), key=chunk.__getitem__)
-        return "".join(self.printed[i] for i in order)
+        return "".join(self.printed[i] for i in print_order(self.print_owner, self.every))
 
     def alive(self) -> list[Strand]:
         """The living strands in Diderot's order (updates, queries and reductions go so)."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...errors import Span, error
 from ...limits import _human, check_allocation, kept, memory_budget_bytes
-from ...strand_ir import EXECUTORS, UNAVAILABLE
+from ...strand_ir import EXECUTORS, UNAVAILABLE, print_order
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import csrc
@@ -970,8 +970,8 @@ class Run:
     def printed_by_strand(self, every: int = 0) -> str:
         """The printed text strand by strand (a global block's first), each strand's in the order printed, every
         ``every`` steps (the start blocks' first): Diderot's order for a program that is not bulk-synchronous."""
-        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: (c[0][0] // every if every else min(c[0][0], 0),
-                                                                         c[0][1]))).decode("utf-8", "replace")
+        order = print_order([owner for owner, _ in self.chunks], every)
+        return b"".join(self.chunks[k][1] for k in order).decode("utf-8", "replace")
 
     def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
