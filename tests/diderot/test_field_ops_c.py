@@ -59,7 +59,7 @@ CASES = {
     "|p| twice": ("field#3(2)[] P (p) = |p| + |p - [1.0, 2.0]|;", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇P(x)"),
     "a cross product formula": ("vec3 s = [0.5, -1.0, 2.0];\nfield#2(3)[3] R (q) = q × s + q*(q•q);",
                                 "tensor[3,3]", "[[0,0,0],[0,0,0],[0,0,0]]", "∇⊗R([x[0], x[1], 0.3])"),
-    "gradients dotted": ("field#2(2)[] N = ∇F•∇G + ∇F⊗∇G:∇⊗∇G;", "vec2", "[0,0]", "∇N(x)"),
+    "gradients dotted": ("field#2(2)[] N = ∇F•∇G + ∇F⊗∇G:(∇G⊗∇F);", "vec2", "[0,0]", "∇N(x)"),
     "inline quotient and stack": ("field#4(2)[2] T = [F, G];", "vec3", "[0,0,0]",
                                   "[(∇(F/G)(x))[0], det(∇⊗∇(F*G)(x)), 1.0 if inside(x, T) else -1.0]"),
     "stack of gradients": ("field#3(2)[2,2] T = [∇F, -∇G];", "real", "0", "det(T(x)) + |∇⊗T(x)|"),

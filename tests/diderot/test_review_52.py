@@ -56,13 +56,14 @@ create_array { S(i) | i in 0..1 }
 """
 #: diderotc (2026-12 build) refused these ("unable to resolve overloaded operator", "arguments of tensor
 #: construction must have same type"): + - * × and [..] take the first field's continuity, a later one's may not
-#: be lower; / • ⊗ have one each (the result the first's, where tensorlang keeps the lower one: nothing after them
-#: is refused), and a field with a tensor is any
+#: be lower; / • ⊗ take the first's whatever the second's, : asks for one continuity, ∇• keeps the field's; a
+#: field with a tensor is any (rev53: tensorlang gave / • ⊗ the lower one and ∇• one less, and refused F + F/G)
 REFUSED = ["(F+G)(x)", "(a*F-G)(x)", "(F*G)(x)", "(G+T)(x)", "(H*F)(x)", "|(V*G)(x)|", "(V×U)(x)", "|(V-U)(x)|",
-           "|[H, F](x)|", "(2*F - |∇F|)(x)", "(F - 2.0*G)(x)", "(|∇H| - G)(x)", "((-F) + G)(x)"]
+           "|[H, F](x)|", "(2*F - |∇F|)(x)", "(F - 2.0*G)(x)", "(|∇H| - G)(x)", "((-F) + G)(x)", "(F + G*(x•x))(x)",
+           "((∇⊗V) : (∇⊗U))(x)", "((H/G)*F)(x)", "(∇•V + G)(x)", "(F + ∇G•∇F)(x)"]
 ACCEPTED = ["(G+F)(x)", "(F*H)(x)", "(G*F)(x)", "|(G*V)(x)|", "(U×V)(x)", "(F/G)(x)", "(V•U)(x)", "trace((V⊗U)(x))",
             "|(∇F+V)(x)|", "|[F, H](x)|", "(-|∇F| + 2*F)(x)", "(F+1.0)(x)", "|(∇F - ∇H)(x)|", "(F + ∇H•∇F)(x)",
-            "(F + V•∇F)(x)"]
+            "(F + V•∇F)(x)", "(F + F/G)(x)", "(F + ∇•V)(x)", "|∇(∇F•∇G)(x)|", "((∇⊗V) : (∇⊗V))(x)", "|[F, F/G](x)|"]
 
 
 @pytest.mark.parametrize("expr", REFUSED)

@@ -90,7 +90,8 @@ def _append(a: Ty, b: Ty) -> Ty | None:
 
 def rougher(first: Ty, then: Ty) -> bool:
     """diderotc gives ``F + G``, ``F - G``, ``F * G``, ``F × G`` and ``[F, G]`` the continuity of F: G's may be higher,
-    not lower (the identity field of ``F(x) = ...``, smooth, is left out)."""
+    not lower (the identity field of ``F(x) = ...``, smooth, is left out); ``F / G``, ``F • G`` and ``F ⊗ G`` take F's
+    whatever G's, and ``F : G`` asks for one continuity (its overloads)."""
     return first.k is not None and then.k is not None and then.k < first.k < 8
 
 
@@ -98,8 +99,10 @@ def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
     f = a if a.kind == "field" else b
     k = min(t.k or 0 for t in (a, b) if t.kind == "field")
     if a.kind == "field" and b.kind == "field":
-        if a.dim != b.dim or (op in ("+", "-", "*", "×") and rougher(a, b)):
+        if a.dim != b.dim or (op in ("+", "-", "*", "×") and rougher(a, b)) or (op == ":" and a.k != b.k):
             return None
+        if op in ("/", "•", "⊗", ":") and a.k is not None and a.k < 8:  # diderotc: the first field's continuity
+            k = a.k
         if op in ("+", "-"):
             return Ty("field", a.shape, a.dim, k) if a.shape == b.shape else None
         if op == "*" and (a.shape == () or b.shape == ()):

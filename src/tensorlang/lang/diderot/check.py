@@ -370,7 +370,7 @@ class Checker:
         if e.op == "∇•":  # of a tensor field: its last axis against the derivative's, as diderotc's
             if t.shape[-1:] != (d,) or d == 1:  # (diderotc has no tensor axis of size 1)
                 self.fail("shape", f"∇• applies to a field of vectors (or tensors) of dimension 2 or 3, not {t}", e, t)
-            return Ty("field", t.shape[:-1], d, k)
+            return Ty("field", t.shape[:-1], d, t.k)  # (diderotc's ∇• keeps the field's continuity)
         if t.shape != (d,) or d not in (2, 3):
             self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
         return Ty("field", () if d == 2 else (3,), d, k)
@@ -451,8 +451,7 @@ class Checker:
         ts = [self.expr(x, scope) for x in e.elems]
         if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
             f = ts[0]
-            if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape or basis.rougher(f, t) and not _loose(x)
-                   for t, x in zip(ts, e.elems)):
+            if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape or basis.rougher(f, t) for t in ts):
                 self.fail("shape", "the elements of a field [..] are fields of one dimension and shape, none of "
                           "them of a continuity below the first's", e, *ts)
             return Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts))
@@ -516,12 +515,10 @@ class Checker:
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
         result = basis.binary(op, a, b)
-        rough = a.kind == b.kind == "field" and basis.rougher(a, b)
-        if result is None and rough and isinstance(node, A.BinOp) and _loose(node.right):
-            result = basis.binary(op, a, Ty("field", b.shape, b.dim, a.k))  # (then of its own continuity)
-            result = result and Ty("field", result.shape, result.dim, b.k)
+        rough = a.kind == b.kind == "field" and (basis.rougher(a, b) or op == ":" and a.k != b.k)
         if result is None:
-            why = ": a field's continuity is part of its type, the second's below the first's" if rough else ""
+            why = ": a field's continuity is part of its type, " + (
+                "one for both sides of :" if op == ":" else "the second's below the first's") if rough else ""
             self.fail("shape", f"operator {op} does not apply to {a} and {b}{why}", node, a, b)
         return result
 
@@ -764,7 +761,4 @@ def permuted(checked: Checked) -> bool:
     return _holds(checked, A.New) or (_holds(checked, A.Die) and bulk_synchronous(checked))
 
 
-def _loose(e) -> bool:
-    """A field whose continuity diderotc takes from the first operand of a • ⊗ : inside (here the lower one's):
-    not refused as rougher than the field before it."""
-    return any(isinstance(n, A.BinOp) and n.op in ("•", "⊗", ":") for n in A.walk(e))
+

@@ -153,6 +153,7 @@ class Lowerer:
         self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
+        self.taking = False  # a field local's operands are being taken: each into a local of its own (a later `s = ...`)
         self.serial = False  # a strand method counts the strands
         #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
         #: (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
@@ -198,7 +199,7 @@ class Lowerer:
         """``v`` with every non-trivial component in a local (used more than once)."""
         items = []
         for x in v.flat():
-            if isinstance(x, (S.Const, S.Ref)):
+            if isinstance(x, S.Const) or isinstance(x, S.Ref) and not self.taking:
                 items.append(x)
             else:
                 name = self.fresh("t")
@@ -210,7 +211,7 @@ class Lowerer:
         return self.c.types[id(node)]
 
     def declare(self, name: str, ty: Ty, value) -> None:
-        if isinstance(value, Shared):  # a function's field parameter: the caller's field, probed and tested here
+        if isinstance(value, Shared):  # a field local or a function's field parameter: probed and tested here
             self.scopes[-1][name] = value
             return
         if _dynamic(ty):  # its first cell and length: two int locals
@@ -993,7 +994,11 @@ class Lowerer:
                 self.stmt(x)
 
     def s_Decl(self, s):
-        self.declare(s.name, from_syntax(s.type), None if s.init is None else self.expr(s.init))
+        ty = from_syntax(s.type)
+        if ty.kind == "field" and s.init is not None:  # a field local: its operands' values taken here, probed later
+            with self.setting(taking=True):
+                return self.declare(s.name, ty, self.field(s.init))
+        self.declare(s.name, ty, None if s.init is None else self.expr(s.init))
 
     def s_Assign(self, s):
         scope = self.c.scopes.get(id(s), "local")
