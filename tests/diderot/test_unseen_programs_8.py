@@ -119,6 +119,10 @@ _LAYOUTS = {
 
 @pytest.mark.parametrize("layout", list(_LAYOUTS))
 def test_data_in_several_files_are_read_in_every_layout_as_teem_reads_them(layout, tmp_path):
+    """The layouts the x24 runs leave out, read or refused as ``unu save`` reads them: pieces of one axis of a
+    3-D image, bzip2, hex and big-endian pieces, a list's names relative to the header's folder (``../``), absolute,
+    ended by CRLF; a list whose last name has no line end or that holds a blank line, a SUBDIM past the dimension,
+    a step of 0, two conversions, ``%u`` (no format: one file's name); and one gzip file's byte skip."""
     from tensorlang.sampling.image import read_nrrd
 
     sub = tmp_path / "sub"
