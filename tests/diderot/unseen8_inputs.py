@@ -9,6 +9,7 @@ diderotc is on PATH (docs/diderot.md, "Programs written to combine the features"
 from __future__ import annotations
 
 from functools import cache
+import gzip
 import sys
 import tempfile
 from pathlib import Path
@@ -95,6 +96,17 @@ def _make(f: Path) -> None:
         (f / f"slice{k}.raw").write_bytes(np.ascontiguousarray(g2[k], "<f4").tobytes())
     (f / "slices.nhdr").write_text("\n".join(head + ["data file: slice%d.raw 0 7 1 1"]) + "\n")
     (f / "list.nhdr").write_text("\n".join(head + ["data file: LIST 1"] + [f"slice{k}.raw" for k in range(8)]) + "\n")
+    for k in range(2):  # two slabs of four slices, each gzip'd with a 4-byte prefix (byte skip: after inflating)
+        (f / f"slab{k}.raw.gz").write_bytes(gzip.compress(b"junk" + np.ascontiguousarray(g2[4 * k:4 * k + 4], "<f4").tobytes(), mtime=0))
+        (f / f"rows{k}.txt").write_text("a line to skip\n" + " ".join(map(repr, g2[4 * k:4 * k + 4].ravel().tolist())) + "\n")
+    several = {"rev": ["data file: slice%d.raw 7 0 -1"], "gz": ["byte skip: 4", "data file: slab%d.raw.gz 0 1 1 2"],
+               "txt": ["line skip: 1", "data file: LIST 2", "rows0.txt", "rows1.txt"],
+               "lmiss": ["data file: LIST"] + [f"slice{k}.raw" for k in (0, 1, 2, 3, 9, 5, 6, 7)],
+               "short": ["data file: slice%d.raw 0 3 1 2"], "count": ["data file: slice%d.raw 0 2 1 2"],
+               "huge": ["data file: slice%d.raw 0 1000000000000 1"]}
+    for name, lines in several.items():
+        enc = {"gz": "encoding: gzip", "txt": "encoding: ascii"}.get(name, "encoding: raw")
+        (f / f"{name}.nhdr").write_text("\n".join(head[:-1] + [enc] + lines) + "\n")
     c, r = 0.3, 0.173205080756887719
     write(f / "img_rot.nrrd", grid([8, 7]), ["space dimension: 2", f"space directions: ({c},{r}) ({-r},{c})", "space origin: (-1.3,0.4)"])
     write(f / "img_rotd.nrrd", grid([8, 7]), ["space dimension: 2", "space directions: (0.3,0.17) (-0.17,0.3)", "space origin: (-1.3,0.4)"])
@@ -156,7 +168,8 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + [("x22", "x22_globals", ["-img", "img.nrrd"]), ("x22_at", "x22_globals", ["-img", "img.nrrd", "-at", "-0.4", "0.35"])]
     + [("x23", "x23_seqinputs", []), ("x23_w", "x23_seqinputs", ["-w", "-1", "+.5e1", "0x2"]),
        ("x23_short", "x23_seqinputs", ["-w", "1", "2"])]
-    + [(f"x24_{k}", "x24_nhdr", ["-img", f"{k}.nhdr"]) for k in ("skip", "lines", "tail", "slices", "list")]
+    + [(f"x24_{k}", "x24_nhdr", ["-img", f"{k}.nhdr"]) for k in ("skip", "lines", "tail", "slices", "list", "rev", "gz",
+                                                                  "txt", "lmiss", "short", "count", "huge")]
     + [("x24_z1", "x24_nhdr", ["-img", "img_z1.nrrd"]), ("x24_c1", "x24_nhdr", ["-img", "img_c1.nrrd"])]
     + [("x25", "x25_edges", ["-img", "img_rot.nrrd"]),
        ("x25_d", "x25_edges", ["-img", "img_rotd.nrrd", "-d0", "0.3", "0.17", "-d1", "-0.17", "0.3"]),

@@ -7,12 +7,14 @@ Diderot indexes images), bounded and checked before any data are read (docs/fiel
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import os
 import re
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
@@ -423,7 +425,7 @@ def _header_lines(fh, name: str):
         if b":=" in line.split(b": ", 1)[0]:  # key/value pairs: unread here, and one given twice is Teem's (the last)
             line = b"#" + line
         yield line
-        if line.strip() == b"":
+        if line.strip() == b"" or re.match(rb"data ?file: *LIST", line):  # (a list's names follow: not the header's)
             return
 
 
@@ -440,9 +442,10 @@ def _check_sizes_text(lines: list[bytes], name: str) -> None:
             _claimed([int(w) for w in words], f"NRRD image {name!r}")
 
 
-def _check_nrrd_header(header: dict, name: str, size: int) -> None:
+def _check_nrrd_header(header: dict, name: str, size: int, fh=None) -> tuple[list[int], Iterable[str]] | None:
     """error[input] (or error[too-large]) naming the field pynrrd would trip over or loop
-    on: sizes, kinds, skips past the data (a line skip of 10**18), a data file."""
+    on: sizes, kinds, skips past the data (a line skip of 10**18), a data file; the data
+    files where there are several (:func:`_data_files`)."""
     for field in ("type", "dimension", "sizes", "encoding"):
         if field not in header:
             raise error("input", f"NRRD image {name!r}: the header has no {field!r} field")
@@ -463,10 +466,14 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
     if kinds is not None and len(kinds) != len(sizes):
         raise error("input", f"NRRD image {name!r}: kinds lists {len(kinds)} kinds for {len(sizes)} axes; give one "
                              "per axis (domain or space for a space axis, vector, list, ... for a voxel axis)")
-    data_file = header.get("datafile", header.get("data file"))
+    files = _data_files(str(header.get("datafile", header.get("data file", ""))), sizes, name, fh)
+    _check_data(header, name, size, None if files is not None else header.get("datafile", header.get("data file")))
+    return files
+
+
+def _check_data(header: dict, name: str, size: int, data_file: str | None) -> None:
+    """error[input] for a data file that is no regular file (or is the header), or skips past the data."""
     if data_file is not None:
-        if not isinstance(data_file, str) or data_file.startswith("LIST") or "%" in data_file:
-            raise error("input", f"NRRD image {name!r}: data file {data_file!r}: only one data file is read")
         path = os.path.join(os.path.dirname(name), data_file)  # (an absolute one as it is)
         try:
             size = _regular_file(path)
@@ -479,6 +486,44 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
             skip = int(header[field])
             if not (-1 if "byte" in field else 0) <= skip <= size:
                 raise error("input", f"NRRD image {name!r}: {field} {skip} is beyond the {size} bytes of data")
+
+
+def _data_files(spec: str, sizes: list[int], name: str, fh) -> tuple[list[int], Iterable[str]] | None:
+    """The sizes of each file's piece and the files' names in order, where the data are in several files as Teem
+    reads them (docs/diderot.md, "Images"): ``FORMAT FIRST LAST STEP [SUBDIM]`` or ``LIST [SUBDIM]`` and the lines
+    after it (``fh``, there; None: not read); their count checked against the sizes before any name is made."""
+    where, count = f"NRRD image {name!r}: data file {spec[:80]!r}", None
+    names: Iterable[str]
+    if spec.startswith("LIST"):
+        given = re.match(r"\s*([-+]?\d+)|$", spec[4:])
+        if given is None:
+            raise error("input", f"{where}: LIST is followed by the number of axes each file holds, or nothing")
+        listed = [os.fsdecode(n.removesuffix(b"\r")) for n in (fh.read(MAX_HEADER_BYTES) if fh else b"").split(b"\n")[:-1]]
+        names, count, sub = listed, None if fh is None else len(listed), given[1]  # (as Teem: a last name without its
+        # line end is none)
+    elif re.search(r"%\d*d", spec):
+        form = re.match(r"(\S+)\s+([-+]?\d+)\s+([-+]?\d+)\s+([-+]?\d+)(\s+[-+]?\d+)?", spec)
+        first, last, step = (int(g) for g in form.groups()[1:4]) if form else (0, 0, 0)
+        if not form or step == 0 or (last - first) * step < 0:
+            raise error("input", f"{where}: a format of names takes the first and last numbers and a step from the "
+                                 "first to the last ('slice%03d.raw 0 7 1'), then optionally the axes a file holds")
+        try:
+            form[1] % first
+        except (TypeError, ValueError):
+            raise error("input", f"{where}: the format holds a conversion other than one %d") from None
+        numbers, sub = range(first, last + (1 if step > 0 else -1), step), form[5]
+        names, count = map(form[1].__mod__, numbers), len(numbers)
+    else:
+        return None
+    subdim = int(sub) if sub else len(sizes) - 1
+    slab, need = subdim == len(sizes), math.prod(sizes[subdim:])
+    if not (1 if sub else 0) <= subdim <= len(sizes):
+        raise error("input", f"{where}: each file holds {subdim} axes; the image has {len(sizes)}")
+    if count is not None and not (0 < count <= sizes[-1] and sizes[-1] % count == 0 if slab else count == need):
+        raise error("input", f"{where}: names {count} files; sizes {sizes} need " + (
+            f"a count that divides {sizes[-1]}, each file an equal slab of the slowest axis" if slab else
+            f"{need}, each file holding axes {list(range(subdim))}"))
+    return (sizes[:-1] + [sizes[-1] // (count or 1)] if slab else sizes[:subdim]), names
 
 
 #: bytes a compressed payload may inflate to beyond what its header's sizes need
@@ -542,7 +587,6 @@ def read_nrrd(name: str, raw: bytes | None = None):
     """An NRRD file's samples (NRRD's axis order, index_order="F") and header: a regular
     file only, its header bounded and checked before any data are read (also Diderot's
     sequence inputs).  ``raw``: the whole file's bytes, where the caller has read them."""
-    import io
     import zlib
 
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
@@ -558,9 +602,12 @@ def read_nrrd(name: str, raw: bytes | None = None):
             header = _read_header(lines, name, failures)
             header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
-            _check_nrrd_header(header, name, size)
-            _bound_compressed(header, fh, name)
-            data = _read_samples(nrrd, header, fh, name)
+            files = _check_nrrd_header(header, name, size, fh)
+            if files is None:
+                _bound_compressed(header, fh, name)
+                data = _read_samples(nrrd, header, fh, name)
+            else:
+                data = _read_pieces(nrrd, header, name, files, failures)
     except MemoryError:
         raise error("too-large", f"NRRD image {name!r} does not fit in memory") from None
     except failures as exc:
@@ -571,12 +618,32 @@ def read_nrrd(name: str, raw: bytes | None = None):
     return data, header
 
 
+def _read_pieces(nrrd, header: dict, name: str, files: tuple[list[int], Iterable[str]], failures: tuple) -> np.ndarray:
+    """The samples of several data files (:func:`_data_files`), each read as one data file is; a failure names it."""
+    piece, parts = files[0] or [1], []
+    plain = {k: v for k, v in header.items() if k in ("type", "encoding", "endian", "line skip", "lineskip", "byte skip", "byteskip")}
+    for data_file in files[1]:
+        part = {**plain, "dimension": len(piece), "sizes": np.array(piece), "data file": data_file}
+        _check_data(part, name, 0, data_file)
+        _bound_compressed(part, None, name)
+        try:
+            parts.append(_read_samples(nrrd, part, None, name).ravel(order="F"))
+        except failures as exc:
+            raise exc if isinstance(exc, TensorLangError) else error(
+                "input", f"NRRD image {name!r}: data file {data_file!r}: {str(exc)[:200] or type(exc).__name__}") from None
+    return np.concatenate(parts).reshape([int(n) for n in np.atleast_1d(header["sizes"])], order="F")
+
+
 def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
-    checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image)."""
+    checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image); a gzip
+    or bzip2 payload's byte skip skips inflated bytes only (pynrrd skipped compressed ones too)."""
     kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
+    skip = int(header.get("byte skip", header.get("byteskip", 0)))
     if encoding == "hex":
-        return _hex_samples(nrrd, header, fh, name, kind.itemsize)
+        return _hex_samples(nrrd, header, fh, name, kind.itemsize, skip)
+    if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)
+        header, fh = {**_plain(header), "byte skip": skip}, io.BytesIO(bytes(skip) + _after_lines(header, fh, name))
     if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
         return nrrd.read_data(header, fh, name, index_order="F")
     data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
@@ -587,33 +654,38 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     return data.astype(kind)
 
 
-def _hex_samples(nrrd, header: dict, fh, name: str, itemsize: int) -> np.ndarray:
-    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): after the
-    line and byte skips (of the file's bytes, as Teem skips them: hex is no compression), two hex digits a byte,
-    white space anywhere, as many as the samples take (what follows them is not read)."""
-    import io
+def _plain(header: dict) -> dict:
+    """``header`` without its data file and skips: of data read already."""
+    return {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip", "byte skip", "byteskip")}
 
+
+def _after_lines(header: dict, fh, name: str) -> bytes:
+    """The bytes of the file the data are in (the data file, else ``fh`` on) after its line skip."""
     data_file = header.get("datafile", header.get("data file"))
-    skip = int(header.get("byte skip", header.get("byteskip", 0)))
-    if skip < 0:
-        raise error("input", f"NRRD image {name!r}: byte skip {skip} (the data's end) needs raw encoding, not hex")
-    need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * itemsize
     source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
     try:
         for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
             source.readline()
-        source.read(skip)
-        digits = b"".join(source.read().split())[:need]
+        return source.read()
     finally:
         if source is not fh:
             source.close()
+
+
+def _hex_samples(nrrd, header: dict, fh, name: str, itemsize: int, skip: int) -> np.ndarray:
+    """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): after the
+    line and byte skips (of the file's bytes, as Teem skips them: hex is no compression), two hex digits a byte,
+    white space anywhere, as many as the samples take (what follows them is not read)."""
+    if skip < 0:
+        raise error("input", f"NRRD image {name!r}: byte skip {skip} (the data's end) needs raw encoding, not hex")
+    need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * itemsize
+    digits = b"".join(_after_lines(header, fh, name)[skip:].split())[:need]
     try:
         raw = bytes.fromhex(digits.decode("ascii"))
     except ValueError:  # (UnicodeDecodeError is one)
         raise error("input", f"NRRD image {name!r}: its hex data hold a character that is no hex digit, or an odd "
                              "number of digits") from None
-    plain = {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip", "byte skip", "byteskip")}
-    return nrrd.read_data({**plain, "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
+    return nrrd.read_data({**_plain(header), "encoding": "raw"}, io.BytesIO(raw), name, index_order="F")
 
 
 #: NRRD's sample types, by every spelling the format allows (``block`` is no number)
@@ -629,8 +701,6 @@ def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
     should be (pynrrd's own messages name none)."""
     import nrrd
 
-    if any(k.strip().lower() in (b"data file", b"datafile") and v.split()[:1] == [b"LIST"] for k, _, v in map(bytes.partition, lines, [b":"] * len(lines))):
-        raise error("input", f"NRRD image {name!r}: data file 'LIST': only one data file is read")  # (its files' names follow)
     try:
         return nrrd.read_header(iter(lines))
     except failures as exc:
