@@ -11,6 +11,7 @@ its cause and covered here.
 from __future__ import annotations
 
 import pytest
+from pathlib import Path
 
 from tensorlang.cli import main
 
@@ -31,3 +32,32 @@ def test_bench_docs_refuses_what_is_no_markdown_page_before_the_run(page, messag
     err = capsys.readouterr().err
     assert "error[input]" in err and message in err and "Traceback" not in err
     assert (tmp_path / "notes.txt").read_text() == "keep me\n" and not (tmp_path / "out" / "results.json").exists()
+
+
+LITERAL = ('#version 2.0\n{decl}\nstrand S (int i) {{ output real v = 0.0; update {{ v = {use}; stabilize; }} }}\n'
+           'initially [ S(i) | i in 0..1 ];\n')
+IMAGE = LITERAL.format(decl='field#1(2)[] F = image("data.nrrd") ⊛ ctmr;', use="F([1.5, 1.5])")
+SEQUENCE = LITERAL.format(decl='real{} xs = load("data.nrrd");', use="xs{0}")
+
+
+@pytest.mark.parametrize("source", [IMAGE, SEQUENCE], ids=["image", "load"])
+@pytest.mark.parametrize("argv", [["-o", "data.nrrd"], ["-print", "data.nrrd"], ["-o", "./sub/../data.nrrd"]])
+def test_a_diderot_output_over_a_file_the_program_names_is_refused_and_the_file_kept(source, argv, tmp_path, monkeypatch,
+                                                                                     capsys):
+    """``image("data.nrrd")`` in a global's definition (no input) was no file the run reads for
+    its output checks: ``-o data.nrrd`` wrote the results over the image, exit 0."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from diderot_corpus import nrrd, nrrd2d
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "p.diderot").write_text(source, encoding="utf-8")
+    data = nrrd2d() if source is IMAGE else nrrd("NRRD0004\ntype: double\ndimension: 1\nsizes: 3\nendian: little\n"
+                                                 "encoding: raw", bytes(24))
+    (tmp_path / "data.nrrd").write_bytes(data)
+    assert main(["run", "p.diderot", *argv]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "would overwrite" in err and "Traceback" not in err
+    assert (tmp_path / "data.nrrd").read_bytes() == data

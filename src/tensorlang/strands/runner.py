@@ -284,6 +284,8 @@ class StrandRun(Unpicklable):
         read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
                   else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
+        read += [(f"the file {path!r} the program reads", file_path(path, (*self.base_dirs, None)[0]))
+                 for path in _files_named(self.program)]  # (image("data.nrrd") in a global's definition)
         read += [(who, data) for who, path in read if (data := _detached_data(path))]  # (-o img.raw beside img.nhdr)
         _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
         for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
@@ -328,6 +330,18 @@ class StrandRun(Unpicklable):
         if opts.verbose:
             say.line("wrote " + ", ".join(map(shown_name, written)))
         return 0
+
+
+def _files_named(program) -> list[str]:
+    """The files the program's ``image("file")`` and ``load("file")`` name by a string literal:
+    an output written over one would destroy what the next run reads."""
+    from ..lang.diderot import ast as A
+
+    checked = getattr(program, "checked", None)
+    paths = [n.path if isinstance(n, A.Load) else n.args[0] for n in (A.walk(checked.program) if checked else ())
+             if isinstance(n, A.Load) or isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name == "load"
+             and len(n.args) == 1]
+    return [p.value for p in paths if isinstance(p, A.Str)]
 
 
 def _found(path: str, base_dirs: Sequence[str]) -> str:
