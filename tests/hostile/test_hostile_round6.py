@@ -6,6 +6,13 @@ its cause and covered here.
   a directory (``--docs .``) only after the whole run.  ``--docs`` takes a markdown page
   now, checked before the run: a ``.md`` path, new in a writable directory or a writable
   UTF-8 regular file (``tensorlang_bench.docs_page``).
+* An output of a Diderot run (``-o``, ``-print``, a snapshot) over a file the program names
+  in ``image("data.nrrd")`` or ``load("data.nrrd")`` (no input: a global's definition) was
+  written over it, exit 0; such files count as read now, as inputs already did.
+* The cached tables of a grammar (``grammars/lalr-*.lark`` in the cache directory) were
+  opened by lark whatever they were: a FIFO there blocked every ``tensorlang check``, a
+  link to ``/dev/zero`` read without end.  Only a regular file of at most 16 MiB is opened;
+  anything else is removed and the tables written anew (``lark_support.lalr_parser``).
 """
 
 from __future__ import annotations
@@ -61,3 +68,29 @@ def test_a_diderot_output_over_a_file_the_program_names_is_refused_and_the_file_
     err = capsys.readouterr().err
     assert "error[input]" in err and "would overwrite" in err and "Traceback" not in err
     assert (tmp_path / "data.nrrd").read_bytes() == data
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-1GiB", "directory"])
+def test_grammar_tables_that_are_no_small_regular_file_are_never_opened(kind, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from tensorlang.lang import lark_support
+
+    monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
+    grammar = 'start: "a" "b"'
+    tables = lark_support.grammar_cache_dir() / lark_support.cache_file(grammar, {"parser": "lalr"})
+    tables.parent.mkdir(mode=0o700, parents=True)
+    {"fifo": lambda: os.mkfifo(tables), "dev-zero": lambda: tables.symlink_to("/dev/zero"),
+     "sparse-1GiB": lambda: (tables.touch(), os.truncate(tables, 2**30)), "directory": tables.mkdir}[kind]()
+
+    def hang(signum, frame):  # (pytest.fail's exception is no Exception, which lark would catch and carry on)
+        pytest.fail(f"the grammar's tables ({kind}) blocked the parser")
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(10)
+    try:
+        assert lark_support.lalr_parser(grammar).parse("ab").data == "start"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert tables.is_dir() if kind == "directory" else tables.is_file() and tables.stat().st_size < 2**20
