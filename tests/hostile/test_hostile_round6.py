@@ -13,14 +13,36 @@ its cause and covered here.
   opened by lark whatever they were: a FIFO there blocked every ``tensorlang check``, a
   link to ``/dev/zero`` read without end.  Only a regular file of at most 16 MiB is opened;
   anything else is removed and the tables written anew (``lark_support.lalr_parser``).
+* The measured parallel thresholds (``parallel_work.json`` in the cache directory) were read
+  with ``read_text``: a FIFO there blocked every C compile, and JSON nested 10^5 deep was
+  ``error[too-large]: the program is nested too deeply`` for any program.  They are read as
+  the kernels' manifests are (a small private regular file), anything else measured anew.
 """
 
 from __future__ import annotations
 
-import pytest
+import contextlib
+import signal
 from pathlib import Path
 
+import pytest
+
 from tensorlang.cli import main
+
+
+@contextlib.contextmanager
+def within(seconds: int, what: str):
+    """Fail the test (not wait forever) when the body blocks past ``seconds``; pytest.fail's
+    exception is no Exception, which a library's ``except Exception`` would swallow."""
+    def expired(signum, frame):
+        pytest.fail(f"{what} blocked for more than {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("page,message", [
@@ -73,7 +95,6 @@ def test_a_diderot_output_over_a_file_the_program_names_is_refused_and_the_file_
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-1GiB", "directory"])
 def test_grammar_tables_that_are_no_small_regular_file_are_never_opened(kind, tmp_path, monkeypatch):
     import os
-    import signal
 
     from tensorlang.lang import lark_support
 
@@ -84,13 +105,31 @@ def test_grammar_tables_that_are_no_small_regular_file_are_never_opened(kind, tm
     {"fifo": lambda: os.mkfifo(tables), "dev-zero": lambda: tables.symlink_to("/dev/zero"),
      "sparse-1GiB": lambda: (tables.touch(), os.truncate(tables, 2**30)), "directory": tables.mkdir}[kind]()
 
-    def hang(signum, frame):  # (pytest.fail's exception is no Exception, which lark would catch and carry on)
-        pytest.fail(f"the grammar's tables ({kind}) blocked the parser")
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(10)
-    try:
+    with within(10, f"the grammar's tables ({kind})"):
         assert lark_support.lalr_parser(grammar).parse("ab").data == "start"
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert tables.is_dir() if kind == "directory" else tables.is_file() and tables.stat().st_size < 2**20
+
+
+@pytest.mark.parametrize("kind", ["fifo", "nested", "list", "figures"])
+def test_cached_parallel_thresholds_are_read_only_from_a_small_regular_file(kind, tmp_path, monkeypatch):
+    import json
+    import os
+
+    from tensorlang.loops.parallel import Threshold
+    from tensorlang.targets.c import build, threshold
+
+    compiler = build.find_compiler()
+    if compiler is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
+    monkeypatch.delenv("TENSORLANG_PARALLEL_WORK", raising=False)
+    monkeypatch.setattr(threshold, "measure", lambda compiler, cpus: {"parallel_work": 1, "stream_work": 2})
+    monkeypatch.setattr(threshold, "wait_for_quiet", lambda *args: False)  # (so nothing measured is written)
+    path = tmp_path / threshold.CACHE_FILE
+    figures = {"key": threshold._key(compiler), "parallel_work": 12345, "stream_work": 678}
+    {"fifo": lambda: os.mkfifo(path), "nested": lambda: path.write_text("[" * 10**5 + "]" * 10**5),
+     "list": lambda: path.write_text("[1, 2]"), "figures": lambda: path.write_text(json.dumps(figures))}[kind]()
+    os.chmod(path, 0o600)
+    with within(10, f"the thresholds' file ({kind})"):
+        got = threshold._thresholds.__wrapped__(threshold.cpu_count())
+    assert got == (Threshold(12345, 678) if kind == "figures" else Threshold(1, 2))
