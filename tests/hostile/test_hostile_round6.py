@@ -17,6 +17,8 @@ its cause and covered here.
   with ``read_text``: a FIFO there blocked every C compile, and JSON nested 10^5 deep was
   ``error[too-large]: the program is nested too deeply`` for any program.  They are read as
   the kernels' manifests are (a small private regular file), anything else measured anew.
+* ``tensorlang analyze p.svg --lang tl --plot p.svg`` drew the plot over the program (exit 0);
+  ``compile -o`` already refused its program, ``--plot`` does now too.
 """
 
 from __future__ import annotations
@@ -133,3 +135,14 @@ def test_cached_parallel_thresholds_are_read_only_from_a_small_regular_file(kind
     with within(10, f"the thresholds' file ({kind})"):
         got = threshold._thresholds.__wrapped__(threshold.cpu_count())
     assert got == (Threshold(12345, 678) if kind == "figures" else Threshold(1, 2))
+
+
+@pytest.mark.parametrize("plot", ["p.svg", "./p.svg", "link.svg"])
+def test_analyze_plot_over_the_program_is_refused_and_the_program_kept(plot, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    text = "in var A : [2 2]\nout var B : [2 2]\nB = A\n"
+    (tmp_path / "p.svg").write_text(text)
+    (tmp_path / "link.svg").symlink_to("p.svg")
+    assert main(["analyze", "p.svg", "--lang", "tl", "--plot", plot]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "it is the program" in err and (tmp_path / "p.svg").read_text() == text
