@@ -19,6 +19,8 @@ its cause and covered here.
   the kernels' manifests are (a small private regular file), anything else measured anew.
 * ``tensorlang analyze p.svg --lang tl --plot p.svg`` drew the plot over the program (exit 0);
   ``compile -o`` already refused its program, ``--plot`` does now too.
+* ``--snapshot N -sp nodir/s`` was found at the first snapshot, after the strands were made;
+  a snapshot prefix's folder is checked before the run, as the outputs' are.
 """
 
 from __future__ import annotations
@@ -146,3 +148,11 @@ def test_analyze_plot_over_the_program_is_refused_and_the_program_kept(plot, tmp
     assert main(["analyze", "p.svg", "--lang", "tl", "--plot", plot]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "it is the program" in err and (tmp_path / "p.svg").read_text() == text
+
+
+def test_a_snapshot_prefix_in_a_missing_folder_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.diderot").write_text(LITERAL.format(decl="", use="1.0"), encoding="utf-8")
+    assert main(["run", "p.diderot", "--snapshot", "1", "-sp", "nodir/s"]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "'nodir' does not exist" in err and sorted(p.name for p in tmp_path.iterdir()) == ["p.diderot"]

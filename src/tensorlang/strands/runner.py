@@ -293,6 +293,8 @@ class StrandRun(Unpicklable):
         prefixes = options.snapshot_prefixes(self.program, opts)
         if opts.snapshot:
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
+            for prefix in prefixes.values():  # (-sp nodir/s failed at the first snapshot)
+                _check_writable(nrrd_out.snapshot_name(prefix, 0))
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
                              if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
