@@ -21,6 +21,12 @@ its cause and covered here.
   ``compile -o`` already refused its program, ``--plot`` does now too.
 * ``--snapshot N -sp nodir/s`` was found at the first snapshot, after the strands were made;
   a snapshot prefix's folder is checked before the run, as the outputs' are.
+* The C executor of Diderot programs wrote a printed string as Python's unicode_escape spells
+  it: ``é`` as ``\\xe9``, one Latin-1 byte that C's hex escape joined with the hex digits
+  after it (``print("éab")`` printed U+FFFD and lost ``ab``), and ``??/``, ``??=`` ... as
+  they are, trigraphs under -std=c99 (``a??/b`` printed ``a`` and a backspace).  Strings are
+  their UTF-8 bytes in octal escapes now (``targets.c.strands.c_string``); the interpreter
+  was right.
 """
 
 from __future__ import annotations
@@ -156,3 +162,16 @@ def test_a_snapshot_prefix_in_a_missing_folder_is_refused_before_the_run(tmp_pat
     assert main(["run", "p.diderot", "--snapshot", "1", "-sp", "nodir/s"]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "'nodir' does not exist" in err and sorted(p.name for p in tmp_path.iterdir()) == ["p.diderot"]
+
+
+def test_printed_strings_of_the_c_executor_are_the_interpreters():
+    import tensorlang as tl
+    from tensorlang.targets import available
+
+    if "c" not in available():
+        pytest.skip("no C compiler")
+    text = ('#version 2.0\nstring g = "é€??=x";\nstrand S (int i) { output real x = 0.0; update { '
+            'print("éab|日本|??/n??(??)??!??<??>??-??\'|\\\\|\\"|\\t|", g, "\\n"); stabilize; } }\n'
+            'initially [ S(i) | i in 0..0 ];\n')
+    printed = {backend: tl.compile(text, lang="diderot", backend=backend)().printed for backend in ("interp", "c")}
+    assert printed["c"] == printed["interp"] == "éab|日本|??/n??(??)??!??<??>??-??'|\\|\"|\t|é€??=x\n"
