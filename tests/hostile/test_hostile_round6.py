@@ -20,7 +20,8 @@ its cause and covered here.
 * ``tensorlang analyze p.svg --lang tl --plot p.svg`` drew the plot over the program (exit 0);
   ``compile -o`` already refused its program, ``--plot`` does now too.
 * ``--snapshot N -sp nodir/s`` was found at the first snapshot, after the strands were made;
-  a snapshot prefix's folder is checked before the run, as the outputs' are.
+  a snapshot prefix's folder is checked before the run, as the outputs' are; and an output
+  file that is there but read-only passed the check and failed when written, after the run.
 * The C executor of Diderot programs wrote a printed string as Python's unicode_escape spells
   it: ``é`` as ``\\xe9``, one Latin-1 byte that C's hex escape joined with the hex digits
   after it (``print("éab")`` printed U+FFFD and lost ``ab``), and ``??/``, ``??=`` ... as
@@ -156,12 +157,22 @@ def test_analyze_plot_over_the_program_is_refused_and_the_program_kept(plot, tmp
     assert "error[input]" in err and "it is the program" in err and (tmp_path / "p.svg").read_text() == text
 
 
-def test_a_snapshot_prefix_in_a_missing_folder_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("argv,message", [(["--snapshot", "1", "-sp", "nodir/s"], "'nodir' does not exist"),
+                                          (["-o", "kept.nrrd"], "the file is not writable")])
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(argv, message, tmp_path, monkeypatch, capsys):
+    import os
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.diderot").write_text(LITERAL.format(decl="", use="1.0"), encoding="utf-8")
-    assert main(["run", "p.diderot", "--snapshot", "1", "-sp", "nodir/s"]) == 1
+    (tmp_path / "kept.nrrd").write_text("mine")
+    os.chmod(tmp_path / "kept.nrrd", 0o444)
+    access = os.access  # (root may write a read-only file: the check asks os.access, as it would a user's)
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: access(path, mode, **kw) and not (
+        mode & os.W_OK and str(path).endswith("kept.nrrd")))
+    assert main(["run", "p.diderot", *argv]) == 1
     err = capsys.readouterr().err
-    assert "error[input]" in err and "'nodir' does not exist" in err and sorted(p.name for p in tmp_path.iterdir()) == ["p.diderot"]
+    assert "error[input]" in err and message in err and (tmp_path / "kept.nrrd").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.nrrd", "p.diderot"]
 
 
 def test_printed_strings_of_the_c_executor_are_the_interpreters():

@@ -399,8 +399,10 @@ def _check_writable(path: str) -> None:
         raise error("input", f"cannot write output {path!r}: it is a directory")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
-    if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
-        return
+    if os.path.exists(path):  # a file (or /dev/stdout) that may be written; a read-only one failed after the run
+        if os.access(path, os.W_OK):
+            return
+        raise error("input", f"cannot write output {path!r}: the file is not writable")
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
