@@ -284,17 +284,14 @@ class StrandRun(Unpicklable):
         read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
                   else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
-        read += [(f"the file {path!r} the program reads", file_path(path, (*self.base_dirs, None)[0]))
-                 for path in _files_named(self.program)]  # (image("data.nrrd") in a global's definition)
+        read += [(f"the file {p!r} the program names", file_path(p, (*self.base_dirs, None)[0])) for p in getattr(self.program, "files", ())]
         read += [(who, data) for who, path in read if (data := _detached_data(path))]  # (-o img.raw beside img.nhdr)
         _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
-        for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
-            _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
+        for _, path in targets + [("", nrrd_out.snapshot_name(p, 0)) for p in prefixes.values() if opts.snapshot]:
+            _check_writable(path)  # the -print file and the snapshots' folders too: a long run is not wasted on them
         if opts.snapshot:
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
-            for prefix in prefixes.values():  # (-sp nodir/s failed at the first snapshot)
-                _check_writable(nrrd_out.snapshot_name(prefix, 0))
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
                              if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
@@ -332,18 +329,6 @@ class StrandRun(Unpicklable):
         if opts.verbose:
             say.line("wrote " + ", ".join(map(shown_name, written)))
         return 0
-
-
-def _files_named(program) -> list[str]:
-    """The files the program's ``image("file")`` and ``load("file")`` name by a string literal:
-    an output written over one would destroy what the next run reads."""
-    from ..lang.diderot import ast as A
-
-    checked = getattr(program, "checked", None)
-    paths = [n.path if isinstance(n, A.Load) else n.args[0] for n in (A.walk(checked.program) if checked else ())
-             if isinstance(n, A.Load) or isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name == "load"
-             and len(n.args) == 1]
-    return [p.value for p in paths if isinstance(p, A.Str)]
 
 
 def _found(path: str, base_dirs: Sequence[str]) -> str:
@@ -399,10 +384,10 @@ def _check_writable(path: str) -> None:
         raise error("input", f"cannot write output {path!r}: it is a directory")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
-    if os.path.exists(path):  # a file (or /dev/stdout) that may be written; a read-only one failed after the run
-        if os.access(path, os.W_OK):
-            return
+    if os.path.exists(path) and not os.access(path, os.W_OK):  # (written in place: it failed after the run)
         raise error("input", f"cannot write output {path!r}: the file is not writable")
+    if os.path.exists(path):  # a file (or /dev/stdout) that may be written
+        return
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):

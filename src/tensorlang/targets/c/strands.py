@@ -58,13 +58,8 @@ _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat"
 
 
 def c_string(text: str) -> str:
-    """``text`` as a C string literal of its UTF-8 bytes: printable ASCII as itself, every other
-    byte, and ``"``, ``\\`` and ``?``, as a three-digit octal escape.  (Python's unicode_escape
-    wrote ``é`` as ``\\xe9``, one Latin-1 byte, which C's greedy hex escape joined with the
-    letters after it; and ``??/`` is a trigraph under -std=c99: the C run printed
-    ``a#c[d|e~f^g`` for ``a??/b??=c??(d??!e??-f??'g``.)"""
-    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'"\\?' else f"\\{b:03o}"
-                         for b in text.encode("utf-8", "surrogatepass")) + '"'
+    """``text`` as a C literal of its UTF-8 bytes, octal escapes but for printable ASCII (no trigraph ``??/``, no hex escape joining the next letters)."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'"\\?' else f"\\{b:03o}" for b in text.encode("utf-8", "surrogatepass")) + '"'
 
 
 def _where(at: tuple[int, int]) -> str:

@@ -137,10 +137,8 @@ def _thresholds(cpus: int) -> Threshold:
     directory = c_build.cache_dir()
     path, key = directory / CACHE_FILE, _key(compiler)
     whole = cpus >= (cpu_count())  # the whole machine: its figures, cached
-    # read as the kernels' manifests are: a small private regular file (a FIFO there blocked every C compile), and
-    # any JSON, nested however deep, that is not the figures is measured anew
-    with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, RecursionError):
-        cached = json.loads(c_build._read_limited(path, c_build._MAX_MANIFEST_BYTES) or b"null")
+    with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, RecursionError):  # (JSON nested deep, too)
+        cached = json.loads(c_build._read_limited(path, c_build._MAX_MANIFEST_BYTES) or b"null")  # as a manifest: no FIFO
         if whole and cached.get("key") == key and all(isinstance(cached.get(f), int) for f in ("parallel_work", "stream_work")):
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     probes = _probes(compiler, cpus)  # without them there is nothing to wait for
