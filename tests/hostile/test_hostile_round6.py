@@ -8,7 +8,10 @@ its cause and covered here.
   UTF-8 regular file (``tensorlang_bench.docs_page``).
 * An output of a Diderot run (``-o``, ``-print``, a snapshot) over a file the program names
   in ``image("data.nrrd")`` or ``load("data.nrrd")`` (no input: a global's definition) was
-  written over it, exit 0; such files count as read now, as inputs already did.
+  written over it, exit 0; such files count as read now, as inputs already did.  And an
+  output ``x.nhdr`` writes its data to ``x.raw``, which no check saw: ``-img in.nhdr -o
+  keep.nhdr`` wrote over the input's data file ``keep.raw``, ``-o-a x.nhdr -o-b x.raw`` left
+  a header whose data was the other output's file, both exit 0.
 * The cached tables of a grammar (``grammars/lalr-*.lark`` in the cache directory) were
   opened by lark whatever they were: a FIFO there blocked every ``tensorlang check``, a
   link to ``/dev/zero`` read without end.  Only a regular file of at most 16 MiB is opened;
@@ -158,7 +161,7 @@ def test_analyze_plot_over_the_program_is_refused_and_the_program_kept(plot, tmp
 
 
 @pytest.mark.parametrize("argv,message", [(["--snapshot", "1", "-sp", "nodir/s"], "'nodir' does not exist"),
-                                          (["-o", "kept.nrrd"], "the file is not writable")])
+                                          (["-o", "kept.nrrd"], "a file that is not writable")])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(argv, message, tmp_path, monkeypatch, capsys):
     import os
 
@@ -186,3 +189,27 @@ def test_printed_strings_of_the_c_executor_are_the_interpreters():
             'initially [ S(i) | i in 0..0 ];\n')
     printed = {backend: tl.compile(text, lang="diderot", backend=backend)().printed for backend in ("interp", "c")}
     assert printed["c"] == printed["interp"] == "éab|日本|??/n??(??)??!??<??>??-??'|\\|\"|\t|é€??=x\n"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-img", "in.nhdr", "-o-v", "keep.nhdr", "-o-w", "w.nrrd"], "input img and the data of output v have the same file"),
+    (["-img", "img.nrrd", "-o-v", "x.nhdr", "-o-w", "x.raw"], "output w and the data of output v have the same file"),
+])
+def test_the_data_file_of_a_detached_output_header_is_checked_as_an_output(argv, message, tmp_path, monkeypatch, capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from diderot_corpus import nrrd2d
+
+    monkeypatch.chdir(tmp_path)
+    source = LITERAL.format(decl="input image(2)[] img;\nfield#1(2)[] F = img ⊛ ctmr;", use="F([1.5, 1.5])")
+    (tmp_path / "p.diderot").write_text(source.replace("output real v = 0.0;", "output real v = 0.0; output real w = 1.0;"),
+                                        encoding="utf-8")
+    (tmp_path / "img.nrrd").write_bytes(nrrd2d())
+    (tmp_path / "keep.raw").write_bytes(bytes(128))
+    (tmp_path / "in.nhdr").write_text("NRRD0004\ntype: double\ndimension: 2\nsizes: 4 4\nendian: little\nencoding: raw\n"
+                                      "data file: keep.raw\n")
+    assert main(["run", "p.diderot", *argv]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and message in err and (tmp_path / "keep.raw").read_bytes() == bytes(128)
+    assert not any(p.suffix == ".nhdr" and p.name != "in.nhdr" for p in tmp_path.iterdir())

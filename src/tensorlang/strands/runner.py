@@ -280,6 +280,7 @@ class StrandRun(Unpicklable):
         targets = [(f"output {o.name}", p) for o in self.outputs
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
+        targets += [(f"the data of {who}", os.path.splitext(p)[0] + ".raw") for who, p in targets if p.endswith(".nhdr")]  # (as _save)
         read = [("the program", self.source.filename)] if self.source else []  # (-o prog.diderot would overwrite it)
         read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
                   else file_path(v, (*self.base_dirs, None)[0]))
@@ -380,13 +381,11 @@ def _check_writable(path: str) -> None:
     """error[input] before the run when an output file cannot be written (a directory, a
     folder that does not exist or is not writable): a long run is not wasted."""
     folder = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        raise error("input", f"cannot write output {path!r}: it is a directory")
+    if os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (a read-only file failed after the run)
+        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable'}")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
-    if os.path.exists(path) and not os.access(path, os.W_OK):  # (written in place: it failed after the run)
-        raise error("input", f"cannot write output {path!r}: the file is not writable")
-    if os.path.exists(path):  # a file (or /dev/stdout) that may be written
+    if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
         return
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
