@@ -284,10 +284,10 @@ def cmd_run(args) -> int:
     if args.random_inputs is not None and not re.fullmatch(r"[0-9]+", str(args.random_inputs)):  # (numpy's take none)
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
-    for read in (args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
-        with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so)
+    for read in (args.program, args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
+        with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so; the program p.npz too)
             if read and os.path.samefile(str(target), read):
-                raise TensorLangError("input", f"cannot write output {str(target)!r}: it is the input file {read!r}, "
+                raise TensorLangError("input", f"cannot write output {str(target)!r}: it is the file {read!r} this run reads, "
                                       "which the results would replace")
     source, lang = _read_program(args.program, args.lang)
     options = compile_options(args.backend, args.dtype, args.pad, args.threads, not args.no_opt, args.skip,

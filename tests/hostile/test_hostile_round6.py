@@ -21,7 +21,8 @@ its cause and covered here.
   ``error[too-large]: the program is nested too deeply`` for any program.  They are read as
   the kernels' manifests are (a small private regular file), anything else measured anew.
 * ``tensorlang analyze p.svg --lang tl --plot p.svg`` drew the plot over the program (exit 0);
-  ``compile -o`` already refused its program, ``--plot`` does now too.
+  ``compile -o`` already refused its program, ``--plot`` does now too, and so does ``run
+  p.npz --lang tl --output p.npz`` (which replaced the program with its results).
 * ``--snapshot N -sp nodir/s`` was found at the first snapshot, after the strands were made;
   a snapshot prefix's folder is checked before the run, as the outputs' are; and an output
   file that is there but read-only passed the check and failed when written, after the run.
@@ -149,15 +150,17 @@ def test_cached_parallel_thresholds_are_read_only_from_a_small_regular_file(kind
     assert got == (Threshold(12345, 678) if kind == "figures" else Threshold(1, 2))
 
 
-@pytest.mark.parametrize("plot", ["p.svg", "./p.svg", "link.svg"])
-def test_analyze_plot_over_the_program_is_refused_and_the_program_kept(plot, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("argv", [["analyze", "--plot", "p.npz"], ["analyze", "--plot", "./p.npz"],
+                                  ["analyze", "--plot", "link.npz"], ["run", "--random-inputs", "--output", "link.npz"]])
+def test_a_plot_or_output_over_the_program_is_refused_and_the_program_kept(argv, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     text = "in var A : [2 2]\nout var B : [2 2]\nB = A\n"
-    (tmp_path / "p.svg").write_text(text)
-    (tmp_path / "link.svg").symlink_to("p.svg")
-    assert main(["analyze", "p.svg", "--lang", "tl", "--plot", plot]) == 1
+    (tmp_path / "p.npz").write_text(text)
+    (tmp_path / "link.npz").symlink_to("p.npz")
+    assert main([argv[0], "p.npz", "--lang", "tl", *argv[1:]]) == 1
     err = capsys.readouterr().err
-    assert "error[input]" in err and "it is the program" in err and (tmp_path / "p.svg").read_text() == text
+    assert "error[input]" in err and ("it is the program" in err or "this run reads" in err)
+    assert (tmp_path / "p.npz").read_text() == text
 
 
 @pytest.mark.parametrize("argv,message", [(["--snapshot", "1", "-sp", "nodir/s"], "'nodir' does not exist"),
