@@ -25,7 +25,8 @@ its cause and covered here.
   p.npz --lang tl --output p.npz`` (which replaced the program with its results).
 * ``--snapshot N -sp nodir/s`` was found at the first snapshot, after the strands were made;
   a snapshot prefix's folder is checked before the run, as the outputs' are; and an output
-  file that is there but read-only passed the check and failed when written, after the run.
+  file that is there but read-only passed the check and failed when written, after the run;
+  ``--snapshot 1 -o v-0000.nrrd`` wrote the output over the first snapshot of ``v``.
 * The C executor of Diderot programs wrote a printed string as Python's unicode_escape spells
   it: ``é`` as ``\\xe9``, one Latin-1 byte that C's hex escape joined with the hex digits
   after it (``print("éab")`` printed U+FFFD and lost ``ab``), and ``??/``, ``??=`` ... as
@@ -164,7 +165,8 @@ def test_a_plot_or_output_over_the_program_is_refused_and_the_program_kept(argv,
 
 
 @pytest.mark.parametrize("argv,message", [(["--snapshot", "1", "-sp", "nodir/s"], "'nodir' does not exist"),
-                                          (["-o", "kept.nrrd"], "a file that is not writable")])
+                                          (["-o", "kept.nrrd"], "a file that is not writable"),
+                                          (["--snapshot", "1", "-o", "v-0000.nrrd"], "and a snapshot of output v have the same")])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(argv, message, tmp_path, monkeypatch, capsys):
     import os
 

@@ -293,6 +293,7 @@ class StrandRun(Unpicklable):
             _check_writable(path)  # the -print file and the snapshots' folders too: a long run is not wasted on them
         if opts.snapshot:
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
+            _check_distinct(targets + [(f"a snapshot of output {n}", s) for n, pre in prefixes.items() for _, p in targets if (s := _snapshot_of(pre, p)) != pre], "file")
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
                              if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
