@@ -75,6 +75,27 @@ def thread_counts(text) -> list[int]:
     return list(dict.fromkeys(counts))
 
 
+def docs_page(text: str) -> Path:
+    """``--docs PAGE.md``, checked before the run (minutes of it): a markdown page, new in a
+    writable directory or a writable regular UTF-8 file.  The page gets the generated part
+    appended where it has none, so any other file is refused: ``--docs /etc/passwd`` (as
+    root) appended the tables to it, and ``--docs .`` failed only after the whole run."""
+    page = Path(text)
+    if page.suffix != ".md":
+        raise tl.TensorLangError("input", f"--docs takes a markdown page (PAGE.md), got {text!r}")
+    if not page.exists():
+        if not os.access(page.parent if page.parent.parts else Path("."), os.W_OK):
+            raise tl.TensorLangError("input", f"cannot write {text!r}: its directory is not writable")
+        return page
+    if not page.is_file() or not os.access(page, os.R_OK | os.W_OK):
+        raise tl.TensorLangError("input", f"cannot update {text!r}: not a regular file this user can read and write")
+    try:
+        page.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise tl.TensorLangError("input", f"cannot update {text!r}: not a UTF-8 markdown page ({exc})") from None
+    return page
+
+
 def cmd_bench(args) -> int:
     suites = list(dict.fromkeys(args.suites)) or list(SUITE_NAMES)
     unknown = [s for s in suites if s not in SUITE_NAMES]
@@ -97,8 +118,8 @@ def cmd_bench(args) -> int:
         raise tl.TensorLangError("input", f"cannot create output directory {str(out)!r}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
         raise tl.TensorLangError("input", f"output directory {str(out)!r} is not writable")
-    if args.docs and not os.access(Path(args.docs).parent if Path(args.docs).parent.parts else Path("."), os.W_OK):
-        raise tl.TensorLangError("input", f"cannot write {args.docs!r}: its directory is not writable")
+    if args.docs:
+        docs_page(args.docs)
 
     from . import report, runner
 

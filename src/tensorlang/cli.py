@@ -45,7 +45,7 @@ from .semantics.types import show
 from .kernel import check_input
 from .specialize import SymbolicKernel
 from .strands import StrandRun
-from .strands.runner import write_text_file
+from .strands.runner import _same_file, write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
@@ -284,10 +284,10 @@ def cmd_run(args) -> int:
     if args.random_inputs is not None and not re.fullmatch(r"[0-9]+", str(args.random_inputs)):  # (numpy's take none)
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     target = _output_target(args.output) if args.output is not None else None
-    for read in (args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
-        with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so)
+    for read in (args.program, args.inputs, *(spec.partition("=")[2] for spec in args.input)) if target is not None else ():
+        with contextlib.suppress(OSError, ValueError):  # (a file missing: the reading says so; the program p.npz too)
             if read and os.path.samefile(str(target), read):
-                raise TensorLangError("input", f"cannot write output {str(target)!r}: it is the input file {read!r}, "
+                raise TensorLangError("input", f"cannot write output {str(target)!r}: it is the file {read!r} this run reads, "
                                       "which the results would replace")
     source, lang = _read_program(args.program, args.lang)
     options = compile_options(args.backend, args.dtype, args.pad, args.threads, not args.no_opt, args.skip,
@@ -516,6 +516,8 @@ def cmd_analyze(args) -> int:
         raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
     if args.plot and os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would block
         raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
+    if args.plot and args.program != "-" and _same_file(args.plot, args.program):  # (analyze p.svg --plot p.svg)
+        raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is the program, which it would replace")
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         facts = {"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),

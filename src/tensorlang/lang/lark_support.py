@@ -336,11 +336,36 @@ def cache_file(grammar: str, options: dict) -> str:
     return f"lalr-{hashlib.sha256(key.encode()).hexdigest()[:24]}.lark"
 
 
+#: The most bytes of a grammar's cached tables lark may open (they are tens of KiB).
+MAX_TABLE_BYTES = 16 * 2**20
+
+
+def _usable_tables(path: Path) -> bool:
+    """Whether lark may open ``path``: absent (lark writes it) or a regular file of at most
+    :data:`MAX_TABLE_BYTES`.  lark reads its first line whole and opens what is there, so a
+    FIFO blocked every parse and a link to ``/dev/zero`` read without end; such an entry
+    is removed (lark writes the tables anew), and one that cannot be is not used."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_TABLE_BYTES:
+        return True
+    try:
+        path.unlink()
+    except OSError:  # a directory, say
+        return False
+    return True
+
+
 def lalr_parser(grammar: str, **options) -> Lark:
     """``Lark(grammar, parser="lalr", **options)`` with its parse tables cached on disk
     (lark's ``cache=``, which rebuilds a file it cannot read back; docs/cli.md, "tensorlang cache")."""
     options["parser"] = "lalr"
     directory = grammar_cache_dir()
-    if not _private_dir(directory):
+    tables = directory / cache_file(grammar, options)
+    if not (_private_dir(directory) and _usable_tables(tables)):
         return Lark(grammar, **options)
-    return Lark(grammar, cache=str(directory / cache_file(grammar, options)), **options)
+    return Lark(grammar, cache=str(tables), **options)

@@ -280,17 +280,20 @@ class StrandRun(Unpicklable):
         targets = [(f"output {o.name}", p) for o in self.outputs
                    for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else (files[o.name],))]
         targets += [("the printed output (-print)", opts.print_to)] if opts.print_to != "-" else []
+        targets += [(f"the data of {who}", os.path.splitext(p)[0] + ".raw") for who, p in targets if p.endswith(".nhdr")]  # (as _save)
         read = [("the program", self.source.filename)] if self.source else []  # (-o prog.diderot would overwrite it)
         read += [(f"input {i.name}", _found(v, self.base_dirs) if i.kind == "image" or i.name in given
                   else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
+        read += [(f"the file {p!r} the program names", file_path(p, (*self.base_dirs, None)[0])) for p in getattr(self.program, "files", ())]
         read += [(who, data) for who, path in read if (data := _detached_data(path))]  # (-o img.raw beside img.nhdr)
         _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
-        for _, path in targets:  # the -print file too: a long run is not wasted on a folder that is not there
-            _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
+        for _, path in targets + [("", nrrd_out.snapshot_name(p, 0)) for p in prefixes.values() if opts.snapshot]:
+            _check_writable(path)  # the -print file and the snapshots' folders too: a long run is not wasted on them
         if opts.snapshot:
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
+            _check_distinct(targets + [(f"a snapshot of output {n}", s) for n, pre in prefixes.items() for _, p in targets if (s := _snapshot_of(pre, p)) != pre], "file")
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
                              if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
@@ -379,8 +382,8 @@ def _check_writable(path: str) -> None:
     """error[input] before the run when an output file cannot be written (a directory, a
     folder that does not exist or is not writable): a long run is not wasted."""
     folder = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        raise error("input", f"cannot write output {path!r}: it is a directory")
+    if os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (a read-only file failed after the run)
+        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable'}")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
     if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written

@@ -72,6 +72,9 @@ class StrandProgram:
         self.name = checked.program.strand.name
         self.grid = checked.program.create.grid
         self.base_dir = base_dir
+        loads = [n.path if isinstance(n, A.Load) else n.args[0] for n in A.walk(checked.program) if isinstance(n, A.Load)
+                 or isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name == "load" and n.args]
+        self.files = tuple(p.value for p in loads if isinstance(p, A.Str))  # image("f"), load("f"): no output may replace them
         self.compiled = I.compile_program(checked)
         self.executor_note: str | None = None  # why the last run used the interpreter, where C was asked for
         inputs = []

@@ -57,6 +57,11 @@ ERRORS = {1: "integer division by zero", 2: "tensor index out of range", 4: "seq
 _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat", "tl_ar_at", "tl_ar_ati", "tl_ar_kget", "tl_ar_keep", "tl_ar_gkeep")
 
 
+def c_string(text: str) -> str:
+    """``text`` as a C literal of its UTF-8 bytes, octal escapes but for printable ASCII (no trigraph ``??/``, no hex escape joining the next letters)."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'"\\?' else f"\\{b:03o}" for b in text.encode("utf-8", "surrogatepass")) + '"'
+
+
 def _where(at: tuple[int, int]) -> str:
     """The C of an operation's position (line, column), which a run-time error there reports
     (a line past 2^28 or a column past 2^32, in a program of gigabytes, as none: the flag holds that many bits)."""
@@ -227,8 +232,7 @@ class Renderer:
             out = [f"{pad}tl_pmark({'-1' if self.method == 'global' else 'i'});"]
             for x in s.items:
                 if isinstance(x, str):
-                    text = x.encode("unicode_escape").decode("ascii").replace('"', '\\"')
-                    out.append(f'{pad}tl_pstr("{text}");')
+                    out.append(f"{pad}tl_pstr({c_string(x)});")
                 else:
                     fn = {"int": "tl_pint", "real": "tl_preal", "bool": "tl_pbool", "string": "tl_pstrid"}[x.ty]
                     out.append(f"{pad}{fn}({self.ex(x)});")
@@ -508,7 +512,7 @@ class Renderer:
 
     def source(self) -> str:
         ir = self.ir
-        texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
+        texts = ", ".join(c_string(t) for t in ir.strings)
         lines = ["#define TL_BK 256" if self.blocked else "", csrc.text("strands_prelude.h"), P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
                  "static const char *const *tl_more; static int64_t tl_nmore;",
                  "void tl_set_strings(const char *const *more, int64_t n) { tl_more = more; tl_nmore = n; }",

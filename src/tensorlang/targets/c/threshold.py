@@ -137,8 +137,8 @@ def _thresholds(cpus: int) -> Threshold:
     directory = c_build.cache_dir()
     path, key = directory / CACHE_FILE, _key(compiler)
     whole = cpus >= (cpu_count())  # the whole machine: its figures, cached
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        cached = json.loads(path.read_text())
+    with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, RecursionError):  # (JSON nested deep, too)
+        cached = json.loads(c_build._read_limited(path, c_build._MAX_MANIFEST_BYTES) or b"null")  # as a manifest: no FIFO
         if whole and cached.get("key") == key and all(isinstance(cached.get(f), int) for f in ("parallel_work", "stream_work")):
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     probes = _probes(compiler, cpus)  # without them there is nothing to wait for
