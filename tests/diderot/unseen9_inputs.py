@@ -87,19 +87,22 @@ RUNS: list[tuple[str, str, list[str]]] = (
 )
 
 
-def remake(names: list[str], built: dict[tuple[str, str], Path] | None = None) -> None:
+def remake(names: list[str], built: dict[tuple[str, str], Path] | None = None, *, runs=None, programs: Path = PROGRAMS,
+           store: Path = STORED, make=make) -> None:
     """Build each program with diderotc --double --exec --snapshot (and --target=parallel for a run given -n),
-    run it and store what it printed and wrote (``built``: executables already built, (program, target) -> path)."""
-    stored = json.loads(STORED.read_text()) if STORED.exists() else {}
+    run it and store what it printed and wrote (``built``: executables already built, (program, target) -> path;
+    ``runs``, ``programs``, ``store`` and ``make``: another round's, RUNS and the rest of this module's by default)."""
+    stored = json.loads(store.read_text()) if store.exists() else {}
     built = dict(built or {})
     with tempfile.TemporaryDirectory() as tmp:
-        for name, prog, argv in RUNS:
+        for name, prog, argv in RUNS if runs is None else runs:
             if name not in names:
                 continue
             target = "parallel" if "-n" in argv else "sequential"
             if (prog, target) not in built:
                 (Path(tmp) / target).mkdir(exist_ok=True)
-                shutil.copy(PROGRAMS / f"{prog}.diderot", Path(tmp) / target)
+                shutil.copy(programs / f"{prog}.diderot", Path(tmp) / target)
+                make(Path(tmp) / target)  # (diderotc reads an image's default file as it compiles)
                 subprocess.run(["diderotc", "--double", "--exec", "--snapshot", f"--target={target}", f"{prog}.diderot"],
                                cwd=Path(tmp) / target, check=True, capture_output=True)
                 built[prog, target] = Path(tmp) / target / prog
@@ -108,11 +111,11 @@ def remake(names: list[str], built: dict[tuple[str, str], Path] | None = None) -
                 try:
                     run = subprocess.run([str(built[prog, target]), *argv], cwd=run_dir, capture_output=True, text=True,
                                          timeout=15)
-                    stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": written(Path(run_dir))}
+                    stored[name] = {"rc": run.returncode, "stdout": run.stdout, "files": agreement.written(run_dir, make)}
                 except subprocess.TimeoutExpired:  # (diderotc's parallel runtime can hang: docs/diderot.md)
                     stored[name] = {"rc": "hangs", "stdout": "", "files": {}}
             print(name, stored[name]["rc"], len(stored[name]["files"]), flush=True)
-    STORED.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
+    store.write_text(json.dumps(dict(sorted(stored.items())), separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ command line"), read into Python values (an image stays its path) for :mod:`.run
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -59,12 +60,22 @@ def _count(inp) -> int:
 def executable_default(inp) -> Any:
     """An input's default on the command line: Diderot's executables hand it to their option
     parser as text, each real as C++ streams write it (``%g``, six significant digits), and
-    read it back, so 0.083333336 is 0.0833333 there; ints, bools and strings are as given."""
+    read it back, so 0.083333336 is 0.0833333 there; a string's is made one line as Teem's
+    parser makes a default (``", "`` is ``","`` there); ints and bools are as given."""
     value = inp.default
+    if inp.kind == "string" and isinstance(value, str):
+        return _one_line(value)
     if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
             inp.kind == "real" or _numbers(inp)):
         return value
     return np.vectorize(lambda v: float("%.6g" % v), otypes=[float])(value) if np.ndim(value) else float("%.6g" % value)
+
+
+def _one_line(text: str) -> str:
+    """``text`` as Teem's ``airOneLinify`` leaves a default: each blank a space, other control characters
+    dropped, a run of spaces one space, none at the end."""
+    text = re.sub(" {2,}", " ", "".join(" " if c.isspace() else c for c in text if c.isprintable() or c.isspace()))
+    return text[:-1] if text.endswith(" ") else text
 
 
 def _metavar(inp) -> str:
@@ -273,7 +284,7 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         i += 1
     for inp in program.inputs:  # the defaults as the executable's option parser has them
         default = executable_default(inp)
-        if inp.name not in values and default is not inp.default and not np.array_equal(default, inp.default, True):
+        if inp.name not in values and default is not inp.default and (isinstance(default, str) or not np.array_equal(default, inp.default, True)):
             values[inp.name] = default
     if opts.help is None:
         missing = [f"-{inp.name} ({inp.type})" for inp in program.inputs

@@ -768,3 +768,29 @@ def _loose(e) -> bool:
     """A field whose continuity diderotc takes from the first operand of a • ⊗ : inside (here the lower one's):
     not refused as rougher than the field before it."""
     return any(isinstance(n, A.BinOp) and n.op in ("•", "⊗", ":") for n in A.walk(e))
+
+
+def global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
+    """The globals a syntax tree names, through the user functions it calls."""
+    seen, out = set() if seen is None else seen, set[str]()
+    for n in A.walk(node):
+        if isinstance(n, A.Var) and n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
+            out.add(n.name)
+        elif isinstance(n, A.Var) and n.name in checked.functions and n.name not in seen:
+            seen.add(n.name)
+            out |= global_names(checked.functions[n.name].body, checked, seen)
+    return out
+
+
+def field_globals(checked: Checked, blocks: tuple[str, ...]) -> frozenset[str]:
+    """The global fields whose definition reads a global one of the global ``blocks`` assigns (or such a
+    field).  Those of the update and start blocks are read where they are probed, from the globals as they
+    are then (diderotc's executables); one of a global the initialize block assigns keeps its first value."""
+    p, found = checked.program, set[str]()
+    written = {n.name for b in (getattr(p, k) for k in blocks) if b is not None for n in A.walk(b)
+               if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
+    for d in p.decls:
+        if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field" \
+                and global_names(d.init, checked) & (written | found):
+            found.add(d.name)
+    return frozenset(found)
