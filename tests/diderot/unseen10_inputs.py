@@ -85,6 +85,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("z25_fieldcapture", ("0", []))
     + _runs("z26_biggrid", ("30", ["-side", "30"]), ("n2", ["-side", "40", "-s", "0", "-n", "2"]))
     + _runs("z27_mat2more", ("0", []))
+    + _runs("z28_zerosminus", ("0", []))
 )
 
 

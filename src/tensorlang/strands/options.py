@@ -64,7 +64,7 @@ def executable_default(inp) -> Any:
     parser makes a default (``", "`` is ``","`` there); ints and bools are as given."""
     value = inp.default
     if inp.kind == "string" and isinstance(value, str):
-        return _one_line(value)
+        return value if _one_line(value) == value else _one_line(value)
     if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
             inp.kind == "real" or _numbers(inp)):
         return value
