@@ -4,7 +4,6 @@ command line"), read into Python values (an image stays its path) for :mod:`.run
 from __future__ import annotations
 
 import numbers
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -60,22 +59,15 @@ def _count(inp) -> int:
 def executable_default(inp) -> Any:
     """An input's default on the command line: Diderot's executables hand it to their option
     parser as text, each real as C++ streams write it (``%g``, six significant digits), and
-    read it back, so 0.083333336 is 0.0833333 there; a string's is made one line as Teem's
-    parser makes a default (``", "`` is ``","`` there); ints and bools are as given."""
+    read it back, so 0.083333336 is 0.0833333 there, and a string's is made one line (``", "`` is ``","``)."""
     value = inp.default
-    if inp.kind == "string" and isinstance(value, str):
-        return value if _one_line(value) == value else _one_line(value)
+    if inp.kind == "string" and isinstance(value, str):  # (airOneLinify: a blank a space, a run one, none at the end)
+        t = "".join(" " if c.isspace() else c for c in value if c.isprintable() or c.isspace())
+        return value if (one := "".join(c for k, c in enumerate(t) if c != " " or t[k - 1:k] != " ").removesuffix(" ")) == value else one
     if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
             inp.kind == "real" or _numbers(inp)):
         return value
     return np.vectorize(lambda v: float("%.6g" % v), otypes=[float])(value) if np.ndim(value) else float("%.6g" % value)
-
-
-def _one_line(text: str) -> str:
-    """``text`` as Teem's ``airOneLinify`` leaves a default: each blank a space, other control characters
-    dropped, a run of spaces one space, none at the end."""
-    text = re.sub(" {2,}", " ", "".join(" " if c.isspace() else c for c in text if c.isprintable() or c.isspace()))
-    return text[:-1] if text.endswith(" ") else text
 
 
 def _metavar(inp) -> str:

@@ -783,9 +783,8 @@ def global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
 
 
 def field_globals(checked: Checked, blocks: tuple[str, ...]) -> frozenset[str]:
-    """The global fields whose definition reads a global one of the global ``blocks`` assigns (or such a
-    field).  Those of the update and start blocks are read where they are probed, from the globals as they
-    are then (diderotc's executables); one of a global the initialize block assigns keeps its first value."""
+    """The global fields whose definition reads a global one of the global ``blocks`` assigns (or such a field): those
+    of the update and start blocks are made where they are probed (diderotc's); the initialize block's keep its first."""
     p, found = checked.program, set[str]()
     written = {n.name for b in (getattr(p, k) for k in blocks) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}

@@ -126,7 +126,7 @@ class Compiler:
         self.c = checked
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
-        self.mutable, self.makers = field_globals(checked, ("update", "start")), {}  # type: ignore[var-annotated]
+        self.mutable = field_globals(checked, ("update", "start"))
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
@@ -147,12 +147,8 @@ class Compiler:
         if scope == "kernel" or (scope == "global" and name in KERNELS and name not in self.c.globals):
             return lambda fr, k=KERNELS[name]: k
         if scope == "global" and name in self.mutable:  # made anew where it is read, from the globals as they are
-            def remade(fr):
-                if name not in self.makers:
-                    d = next(d for d in self.c.program.decls if isinstance(d, A.GlobalDecl) and d.name == name)
-                    self.makers[name] = self.field_fn(d, self.c.globals[name]) if d.param is not None else self.expr(d.init)
-                return self.makers[name](fr)
-            return remade
+            d = next(d for d in self.c.program.decls if isinstance(d, A.GlobalDecl) and d.name == name)
+            return self.field_fn(d, self.c.globals[name]) if d.param is not None else self.expr(d.init)
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):
