@@ -194,11 +194,11 @@ class Lowerer:
         finally:
             self.__dict__.update(saved)
 
-    def share(self, v: V) -> V:
-        """``v`` with every non-trivial component in a local (used more than once)."""
+    def share(self, v: V, refs: bool = False) -> V:
+        """``v`` with every non-trivial component in a local (used more than once; a variable's too if ``refs``)."""
         items = []
         for x in v.flat():
-            if isinstance(x, (S.Const, S.Ref)):
+            if isinstance(x, S.Const) or isinstance(x, S.Ref) and not refs:
                 items.append(x)
             else:
                 name = self.fresh("t")
@@ -888,10 +888,8 @@ class Lowerer:
         definition followed with the parameters bound to the call's arguments, as they are at the call."""
         decl = self.c.functions[e.func.name]
         body = decl.body.stmts if isinstance(decl.body, A.Block) else (A.Return(decl.body),)
-        if self.depth > 12:
-            raise Unsupported(f"recursion in function {e.func.name}")
-        if not isinstance(body[-1], A.Return) or any(not isinstance(s, A.Decl) for s in body[:-1]):
-            raise Unsupported(f"the function {e.func.name} returning a field from statements")
+        if self.depth > 12 or not isinstance(body[-1], A.Return) or any(not isinstance(s, A.Decl) for s in body[:-1]):
+            raise Unsupported(f"the function {e.func.name} returning a field (from statements, or recursively)")
         with self.setting(frozen=True):
             args = [self.field(a) if self.ty(a).kind == "field" else self.operand(a) for a in e.args]
         with self.setting(scopes=[{}], depth=self.depth + 1):
@@ -903,13 +901,7 @@ class Lowerer:
 
     def operand(self, e) -> V:
         """A tensor in a field's definition, shared (a global is read where the field is probed)."""
-        v = self.expr(e)
-        if self.frozen:  # a field local's: a variable read there may be assigned before the field is probed
-            names = [self.fresh("fl") for _ in v.flat()]
-            for n, x in zip(names, v.flat()):
-                self.emit(S.Local(n, x.ty, x))
-            return V.of(v.shape, v.ty, [S.Ref("l", n, x.ty) for n, x in zip(names, v.flat())])
-        return self.share(v)
+        return self.share(self.expr(e), self.frozen)  # (a field local's variables may be assigned before its probe)
 
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
