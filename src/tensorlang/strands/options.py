@@ -59,8 +59,11 @@ def _count(inp) -> int:
 def executable_default(inp) -> Any:
     """An input's default on the command line: Diderot's executables hand it to their option
     parser as text, each real as C++ streams write it (``%g``, six significant digits), and
-    read it back, so 0.083333336 is 0.0833333 there; ints, bools and strings are as given."""
+    read it back, so 0.083333336 is 0.0833333 there, and a string's is made one line (``", "`` is ``","``)."""
     value = inp.default
+    if inp.kind == "string" and isinstance(value, str):  # (airOneLinify: a blank a space, a run one, none at the end)
+        t = "".join(" " if c.isspace() else c for c in value if c.isprintable() or c.isspace())
+        return value if (one := "".join(c for k, c in enumerate(t) if c != " " or t[k - 1:k] != " ").removesuffix(" ")) == value else one
     if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
             inp.kind == "real" or _numbers(inp)):
         return value
@@ -273,7 +276,7 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         i += 1
     for inp in program.inputs:  # the defaults as the executable's option parser has them
         default = executable_default(inp)
-        if inp.name not in values and default is not inp.default and not np.array_equal(default, inp.default, True):
+        if inp.name not in values and default is not inp.default and (isinstance(default, str) or not np.array_equal(default, inp.default, True)):
             values[inp.name] = default
     if opts.help is None:
         missing = [f"-{inp.name} ({inp.type})" for inp in program.inputs

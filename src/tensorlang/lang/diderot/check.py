@@ -762,3 +762,26 @@ def permuted(checked: Checked) -> bool:
 
 
 
+def global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
+    """The globals a syntax tree names, through the user functions it calls."""
+    seen, out = set() if seen is None else seen, set[str]()
+    for n in A.walk(node):
+        if isinstance(n, A.Var) and n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
+            out.add(n.name)
+        elif isinstance(n, A.Var) and n.name in checked.functions and n.name not in seen:
+            seen.add(n.name)
+            out |= global_names(checked.functions[n.name].body, checked, seen)
+    return out
+
+
+def field_globals(checked: Checked, blocks: tuple[str, ...]) -> frozenset[str]:
+    """The global fields whose definition reads a global one of the global ``blocks`` assigns (or such a field): those
+    of the update and start blocks are made where they are probed (diderotc's); the initialize block's keep its first."""
+    p, found = checked.program, set[str]()
+    written = {n.name for b in (getattr(p, k) for k in blocks) if b is not None for n in A.walk(b)
+               if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
+    for d in p.decls:
+        if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field" \
+                and global_names(d.init, checked) & (written | found):
+            found.add(d.name)
+    return frozenset(found)

@@ -23,7 +23,7 @@ from ...strand_ir import print_order
 from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
-from .check import Checked, bulk_synchronous, file_path, permuted
+from .check import Checked, bulk_synchronous, field_globals, file_path, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -127,6 +127,7 @@ class Compiler:
         self.c = checked
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
+        self.mutable = field_globals(checked, ("update", "start"))
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
@@ -146,6 +147,9 @@ class Compiler:
             return lambda fr: fr.s[name]
         if scope == "kernel" or (scope == "global" and name in KERNELS and name not in self.c.globals):
             return lambda fr, k=KERNELS[name]: k
+        if scope == "global" and name in self.mutable:  # made anew where it is read, from the globals as they are
+            d = next(d for d in self.c.program.decls if isinstance(d, A.GlobalDecl) and d.name == name)
+            return self.field_fn(d, self.c.globals[name]) if d.param is not None else self.expr(d.init)
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):

@@ -19,7 +19,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked, bulk_synchronous, permuted
+from .check import Checked, bulk_synchronous, field_globals, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
@@ -145,15 +145,14 @@ class Lowerer:
         self.printing = False
         self.in_sphere = 0  # the sphere queries around the statement (the neighbour at depth d: space "n" * d)
         self.births = False
-        self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
         #: probes already computed on this path: (image, kernel, order, border, point) -> locals
         self.probes: dict[tuple, tuple[str, ...]] = {}
         self.strings: list[str] = []  # string literals: a string is its number here
         self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
         self.want: Ty | None = None  # the declared type of the global field being followed
+        self.frozen = False  # following a field local's definition: its tensors copied as they are there
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
-        self.taking = False  # a field local's operands are being taken: each into a local of its own (a later `s = ...`)
         self.serial = False  # a strand method counts the strands
         #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
         #: (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
@@ -195,11 +194,11 @@ class Lowerer:
         finally:
             self.__dict__.update(saved)
 
-    def share(self, v: V) -> V:
-        """``v`` with every non-trivial component in a local (used more than once)."""
+    def share(self, v: V, refs: bool = False) -> V:
+        """``v`` with every non-trivial component in a local (used more than once; a variable's too if ``refs``)."""
         items = []
         for x in v.flat():
-            if isinstance(x, S.Const) or isinstance(x, S.Ref) and not self.taking:
+            if isinstance(x, S.Const) or isinstance(x, S.Ref) and not refs:
                 items.append(x)
             else:
                 name = self.fresh("t")
@@ -822,7 +821,6 @@ class Lowerer:
             fdecl = self.global_decls[e.name]
             assert isinstance(fdecl, A.GlobalDecl) and fdecl.init is not None and fdecl.param is not None
             if self.c.field_fns.get(e.name) != "field":  # evaluated at the point (user functions, tests)
-                self.field_reads |= _global_names(fdecl.init, self.c)
                 return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
                 with self.setting(formula=None):
@@ -881,12 +879,29 @@ class Lowerer:
             return FV.Slice(key, self.opaque(e.operand))
         if isinstance(e, A.Diff):
             return FV.Deriv(e.op, self.opaque(e.operand))
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "func":
+            return self.field_call(e)
         raise Unsupported(f"the field expression {type(e).__name__}")
 
+    def field_call(self, e) -> FV.Field:
+        """A user function's field (``= F * s;``, or a block of field locals and a ``return``): its
+        definition followed with the parameters bound to the call's arguments, as they are at the call."""
+        decl = self.c.functions[e.func.name]
+        body = decl.body.stmts if isinstance(decl.body, A.Block) else (A.Return(decl.body),)
+        if self.depth > 12 or not isinstance(body[-1], A.Return) or any(not isinstance(s, A.Decl) for s in body[:-1]):
+            raise Unsupported(f"the function {e.func.name} returning a field (from statements, or recursively)")
+        with self.setting(frozen=True):
+            args = [self.field(a) if self.ty(a).kind == "field" else self.operand(a) for a in e.args]
+        with self.setting(scopes=[{}], depth=self.depth + 1):
+            for p, v in zip(decl.params, args):
+                self.declare(p.name, from_syntax(p.type), v)
+            for s in body[:-1]:
+                self.s_Decl(s)
+            return self.field_node(body[-1].value)
+
     def operand(self, e) -> V:
-        """A tensor in a field's definition, shared, the globals it reads noted (``field_reads``)."""
-        self.field_reads |= _global_names(e, self.c)  # from the syntax: shared, a computed one reads a local
-        return self.share(self.expr(e))
+        """A tensor in a field's definition, shared (a global is read where the field is probed)."""
+        return self.share(self.expr(e), self.frozen)  # (a field local's variables may be assigned before its probe)
 
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
@@ -995,8 +1010,8 @@ class Lowerer:
 
     def s_Decl(self, s):
         ty = from_syntax(s.type)
-        if ty.kind == "field" and s.init is not None:  # a field local: its operands' values taken here, probed later
-            with self.setting(taking=True):
+        if ty.kind == "field" and s.init is not None:  # a field local: its definition, probed where it is (a parameter's way)
+            with self.setting(frozen=True):
                 return self.declare(s.name, ty, self.field(s.init))
         self.declare(s.name, ty, None if s.init is None else self.expr(s.init))
 
@@ -1261,20 +1276,6 @@ def _known(ty: Ty, other: Ty) -> Ty:
     return other if ty.kind == "seq" and ty.elem is not None and ty.elem.kind == "void" else ty
 
 
-def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
-    """The globals a syntax tree names, through the user functions it calls."""
-    seen = set() if seen is None else seen
-    out: set[str] = set()
-    for n in A.walk(node):
-        if isinstance(n, A.Var):
-            if n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
-                out.add(n.name)
-            if n.name in checked.functions and n.name not in seen:
-                seen.add(n.name)
-                out |= _global_names(checked.functions[n.name].body, checked, seen)
-    return out
-
-
 def _reads(exprs) -> set:
     """The variables (space, name) some expressions read."""
     return {(r.space, r.name) for r in S.nodes(tuple(exprs), S.Ref)}
@@ -1369,11 +1370,9 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    with L.setting(printing=L.printing):  # the initialize block runs in Python (run_compiled): lowered for what it assigns
-        written = {st.name.partition(".")[0] for st in S.nodes((global_block, gstart, method(p.initialize, "global")), S.Set) if st.space == "g"}
-    if written & L.field_reads:
-        raise Unsupported(f"a field defined with a global the global or initialize block assigns "
-                          f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
+    if first := field_globals(checked, ("initialize",)) - field_globals(checked, ("update", "start")):
+        raise Unsupported(f"a field defined with a global the initialize block assigns ({', '.join(sorted(first))}): "
+                          "the field keeps the global's first value, C would read its new one")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
