@@ -541,7 +541,7 @@ class Kernel(ProgramInterface):
         for (name, target), (other, second) in itertools.combinations(out.items(), 2):
             try:  # exactly (z[::2] and z[1::2] are apart), within a bound of work
                 shared = np.shares_memory(target, second, max_work=1 << 20)  # type: ignore[arg-type]  # (the stubs list -1 and 0 only)
-            except np.exceptions.TooHardError:  # (too hard to tell: taken as overlapping)
+            except getattr(np, "exceptions", np).TooHardError:  # (too hard to tell: taken as overlapping; numpy < 1.25: np's)
                 shared = True
             if shared:
                 raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; each result needs its own")

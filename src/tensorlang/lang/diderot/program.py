@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -271,8 +271,16 @@ def _fits(value, ty: Ty | None) -> bool:
     return arr.shape == _item_shape(ty) and _numbers(arr, ty)
 
 
+def _int64(x: Any) -> bool:
+    """``x`` a whole number of 64 bits (a float by its value, 2.0**63 not)."""
+    return float(x).is_integer() and -(1 << 63) <= int(x) < 1 << 63
+
+
 def _numbers(arr: np.ndarray, ty: Ty | None) -> bool:
-    """``arr`` holds numbers, whole ones where ``ty``'s (innermost) items are ints."""
+    """``arr`` holds numbers, whole ones of 64 bits where ``ty``'s (innermost) items are ints (an int input's range)."""
     while ty is not None and ty.kind == "seq":
         ty = ty.elem
-    return arr.dtype.kind in "biu" or arr.dtype.kind == "f" and (ty is None or ty.kind != "int" or bool(np.all(np.mod(arr, 1) == 0)))
+    if ty is not None and ty.kind == "int" and arr.size and arr.dtype.kind in "fO":  # (1e19, 2**64: object arrays)
+        return all(isinstance(x, numbers.Real) and _int64(x) for x in arr.flat)
+    return arr.dtype.kind in "biu" and (arr.dtype != np.uint64 or ty is None or ty.kind != "int" or arr.max(initial=0) < 1 << 63) \
+        or arr.dtype.kind == "f"
