@@ -723,7 +723,9 @@ initially { s(i) | i in 0..top };
     assert res.steps == 0 and res.outputs["x"].shape == (0,)
 
 
-def test_a_field_over_a_global_the_global_block_changes_stays_in_the_interpreter():
+def test_a_field_over_a_global_the_global_block_changes_runs_in_c():
+    """Made where it is probed, as diderotc's executables make it (the ninth round's z24 checks the values); it ran
+    in the interpreter, which kept the field's first value (a wrong answer)."""
     text = """#version 1.0
 input image(2)[] img;
 real iso = 0.5;
@@ -732,7 +734,7 @@ strand s (int i) { output real v = 0; update { v = F([2.0 + 0.1*i, 2.5]); } }
 global { iso += 1; }
 initially [ s(i) | i in 0..3 ];
 """
-    assert "iso" in (strand_plan(program(text).checked)[1] or "")
+    assert strand_plan(program(text).checked)[1] is None
 
 
 def test_a_c_build_that_fails_falls_back_to_the_interpreter(monkeypatch):
