@@ -254,7 +254,7 @@ initialize {{ c = 2.0; }}
 strand S (int i) {{ output real y = 0.0; update {{ y = F([0.5, 0.5]); stabilize; }} }}
 create_collection {{ S(i) | i in 0..1 }}
 """
-    assert "initialize block assigns (F)" in strand_plan(_prog(text).checked)[1]
+    assert "a global block assigns (F)" in strand_plan(_prog(text).checked)[1]
 
 
 @needs_cc

@@ -62,7 +62,7 @@ def executable_default(inp) -> Any:
     read it back, so 0.083333336 is 0.0833333 there, and a string's is made one line (``", "`` is ``","``)."""
     value = inp.default
     if inp.kind == "string" and isinstance(value, str):  # (airOneLinify: a blank a space, a run one, none at the end)
-        t = "".join(" " if c.isspace() else c for c in value if c.isprintable() or c.isspace())
+        t = "".join(" " if c in " \t\n\v\f\r" else c for c in value if " " <= c <= "~" or c in "\t\n\v\f\r")  # (C's)
         return value if (one := "".join(c for k, c in enumerate(t) if c != " " or t[k - 1:k] != " ").removesuffix(" ")) == value else one
     if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
             inp.kind == "real" or _numbers(inp)):

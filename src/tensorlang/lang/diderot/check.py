@@ -774,14 +774,23 @@ def global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
     return out
 
 
-def field_globals(checked: Checked, blocks: tuple[str, ...]) -> frozenset[str]:
-    """The global fields whose definition reads a global one of the global ``blocks`` assigns (or such a field): those
-    of the update and start blocks are made where they are probed (diderotc's); the initialize block's keep its first."""
+GLOBAL_BLOCKS = ("initialize", "start", "update")
+
+
+def field_globals(checked: Checked, read: bool = True) -> frozenset[str]:
+    """The global fields whose definition reads a global the global blocks assign (or such a field): made where they
+    are probed, from the globals as they are then (diderotc's). With ``read``, only a global also read outside the
+    fields' definitions counts: diderotc drops an assignment that only a field's definition reads, and the field
+    keeps the global's first value (docs/diderot.md, "Global fields")."""
     p, found = checked.program, set[str]()
-    written = {n.name for b in (getattr(p, k) for k in blocks) if b is not None for n in A.walk(b)
+    written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
-    for d in p.decls:
-        if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field" \
-                and global_names(d.init, checked) & (written | found):
+    fields = [d for d in p.decls if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field"]
+    if read:  # (through the functions called there: one only a field's definition calls reads for the field)
+        rest = tuple(n for n in (*(d for d in p.decls if isinstance(d, A.GlobalDecl) and d not in fields), p.strand,
+                                 *(getattr(p, k) for k in GLOBAL_BLOCKS), p.create) if n is not None)
+        written &= global_names(rest, checked) | {n.name for n in A.walk(rest) if isinstance(n, A.Assign) and n.op != "="}
+    for d in fields:
+        if global_names(d.init, checked) & (written | found):
             found.add(d.name)
     return frozenset(found)

@@ -127,7 +127,7 @@ class Compiler:
         self.c = checked
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
-        self.mutable = field_globals(checked, ("update", "start"))
+        self.mutable = field_globals(checked)
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]

@@ -1370,9 +1370,9 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    if first := field_globals(checked, ("initialize",)) - field_globals(checked, ("update", "start")):
-        raise Unsupported(f"a field defined with a global the initialize block assigns ({', '.join(sorted(first))}): "
-                          "the field keeps the global's first value, C would read its new one")
+    if first := field_globals(checked, read=False) - field_globals(checked):
+        raise Unsupported(f"a field defined with a global only its definition reads and a global block assigns "
+                          f"({', '.join(sorted(first))}): the field keeps the global's first value, C would read its new one")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(

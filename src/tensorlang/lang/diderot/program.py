@@ -72,7 +72,10 @@ class StrandProgram:
         self.name = checked.program.strand.name
         self.grid = checked.program.create.grid
         self.base_dir = base_dir
-        loads = [n.path if isinstance(n, A.Load) else n.args[0] for n in A.walk(checked.program) if isinstance(n, A.Load)
+        pr = checked.program  # (an input's default is left to the inputs' check: the value given may replace it)
+        named = tuple(n for n in (*pr.decls, pr.strand, pr.update, pr.start, pr.initialize, pr.create)
+                      if n is not None and not isinstance(n, A.InputDecl))
+        loads = [n.path if isinstance(n, A.Load) else n.args[0] for n in A.walk(named) if isinstance(n, A.Load)
                  or isinstance(n, A.Apply) and isinstance(n.func, A.Var) and n.func.name == "load" and n.args]
         self.files = tuple(p.value for p in loads if isinstance(p, A.Str))  # image("f"), load("f"): no output may replace them
         self.compiled = I.compile_program(checked)

@@ -834,7 +834,7 @@ class Run:
         """The texts of the strings the program does not spell (string inputs), for print;
         the sequences' descriptors."""
         if self._texts is None:  # (made once a run: the strings are known once the globals are)
-            texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(self._others, key=self._others.__getitem__)]
+            texts = [self.ffi.new("char[]", t.encode("utf-8", "surrogateescape")) for t in sorted(self._others, key=self._others.__getitem__)]
             self._texts = (texts, self.ffi.new("const char *[]", texts) if texts else self.owner.no_strings)
         self.lib.tl_set_strings(self._texts[1], len(self._texts[0]))
         self.lib.tl_set_fixed(int(FIXED_TEAM))
@@ -969,13 +969,13 @@ class Run:
     @property
     def printed(self) -> str:
         """The printed text in the order it was printed."""
-        return b"".join(t for _, t in self.chunks).decode("utf-8", "replace")
+        return b"".join(t for _, t in self.chunks).decode("utf-8", "surrogateescape")
 
     def printed_by_strand(self, every: int = 0) -> str:
         """The printed text strand by strand (a global block's first), each strand's in the order printed, every
         ``every`` steps (the start blocks' first): Diderot's order for a program that is not bulk-synchronous."""
         order = print_order([owner for owner, _ in self.chunks], every)
-        return b"".join(self.chunks[k][1] for k in order).decode("utf-8", "replace")
+        return b"".join(self.chunks[k][1] for k in order).decode("utf-8", "surrogateescape")
 
     def kept(self, name: str, item: tuple[int, ...], st: str, cols: np.ndarray | None) -> np.ndarray:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
