@@ -95,7 +95,7 @@ class _Gen:
         if k == 4:
             return f"{r.choice(['min', 'max'])}({e('int', d)}, {e('int', d)})"
         if k == 5:
-            return f"|{e('int', d)}|"
+            return f"|({e('int', d)})|"
         if k == 6:
             return self._cond("int", d)
         return None
@@ -147,7 +147,7 @@ class _Gen:
                 opts.append(f"∇⊗∇⊗{name}({p})")
             if shape == () and want == ():
                 opts.append(f"({r.choice(['2.0 * ', '-', 'x0 * '])}{name})({p})")
-                other = [f for f in self.fields if f[2] == dim and f[4] == () and f[0] != name]
+                other = [f for f in self.fields if f[2] == dim and f[3] == k and f[4] == () and f[0] != name]
                 if other:
                     opts.append(f"({name} {r.choice('+-*')} {other[0][0]})({p})")
             if shape == (2, 2) and want == ():
@@ -188,7 +188,7 @@ class _Gen:
             return f"({e(t, d)} • {e(t, d)})"
         if k == 8:
             t = r.choice(["vec2", "vec3", "mat2", "mat3", "real", "t222"])
-            return f"|{e(t, d)}|"
+            return f"|({e(t, d)})|"  # (diderotc reads "||" as a syntax error)
         if k == 9:
             t = r.choice(["mat2", "mat3"])
             return f"{r.choice(['trace', 'det'])}({e(t, d)})"
