@@ -68,3 +68,29 @@ def test_the_generator_makes_programs_tensorlang_typechecks():
         case = generate(seed, lines=20)
         strands(check(parse_program(case.text)))
         assert case.argv.count("-r0") == 1 and case.text.count("print(") == 20
+
+
+HESSIAN = """#version 2.0
+input image(2)[] img;
+field#2(2)[] F = c2tent ⊛ clamp(img);
+strand S (int i) {
+  output real o = 0.0;
+  update { print(∇⊗∇F([-2.75, -1.235305]), " ", ∇⊗∇F([-3.0, -1.2]), "\\n"); stabilize; }
+}
+create_array { S(i) | i in 0..0 }
+"""
+
+
+@pytest.mark.parametrize("backend", BOTH)
+def test_a_probe_whose_terms_are_all_negative_zeros_is_negative_zero(backend, tmp_path):
+    """c2tent's second derivative is 0 at every tap: left of a clamped image every term of ∂²F/∂x² is -0 (a
+    negative sample times +0), and diderotc's executable, summing from the first term, printed -0 on the diagonal;
+    both executors summed from +0 (numpy's dot, C's accumulators) and printed 0."""
+    from unseen_inputs import _grid, _write
+
+    _write(tmp_path / "s2.nrrd", _grid([10, 9]), ["space"] * 2, ["(0.5,0.0)", "(0.0,0.625)"], [-2.0, -2.5])
+    p = strands(check(parse_program(HESSIAN)))
+    got = p.run({"img": str(tmp_path / "s2.nrrd")}, backend=backend).printed
+    if backend == "c":
+        assert p.executor_note is None, p.executor_note
+    printed_close("[[-0,0],[0,-0]] [[-0,0],[0,-0]]\n", got)
