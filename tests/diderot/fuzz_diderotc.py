@@ -131,7 +131,7 @@ class _Gen:
         r = self.r
         want = SHAPES[t]
         opts = []
-        for name, _, dim, k, shape, border in self.fields:
+        for name, _, dim, k, shape, _ in self.fields:
             p = self.point(dim)
             if shape == want:
                 opts.append(f"{name}({p})")
@@ -403,19 +403,20 @@ def lines_of(text: str) -> dict[str, str]:
 
 
 def same_line(a: str, b: str, rtol: float = 1e-9) -> bool:
-    """Two printed values agree: the same text between numbers, numbers within ``rtol`` (NaN where NaN, the sign of
-    every zero)."""
+    """Two printed values agree: the same text between numbers, numbers within ``rtol`` of the line's largest (NaN
+    where NaN, ±∞ where ±∞, the sign of every zero that is zero in both)."""
     if _NUM.split(a) != _NUM.split(b):
         return False
-    for s, t in zip(_NUM.findall(a), _NUM.findall(b)):
-        x, y = float(s), float(t)
-        if math.isnan(x) or math.isnan(y):
-            if not (math.isnan(x) and math.isnan(y)):
+    xs, ys = [float(t) for t in _NUM.findall(a)], [float(t) for t in _NUM.findall(b)]
+    scale = max((abs(x) for x in xs if math.isfinite(x)), default=0.0)
+    for x, y in zip(xs, ys):
+        if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
+            if not (x == y or math.isnan(x) and math.isnan(y)):
                 return False
-        elif x == 0 or y == 0:
-            if x != y or math.copysign(1, x) != math.copysign(1, y):
+        elif x == 0 and y == 0:
+            if math.copysign(1, x) != math.copysign(1, y):
                 return False
-        elif x != y and (math.isinf(x) or math.isinf(y) or abs(x - y) > rtol * max(abs(x), abs(y))):
+        elif abs(x - y) > rtol * scale:
             return False
     return True
 
@@ -475,7 +476,7 @@ def run_tensorlang(case: Case, folder: Path, backend: str) -> tuple[int, str]:
         return rc, out.getvalue()
     except TensorLangError as exc:
         return -1, f"{exc}"
-    except Exception as exc:  # a crash is a finding
+    except Exception as exc:  # noqa: BLE001 - a crash is a finding
         return -2, f"{type(exc).__name__}: {exc}"
     finally:
         os.chdir(here)
@@ -497,14 +498,18 @@ def classify(expr: str, want: str, got: str) -> str:
     """The known difference (docs/diderot.md, "Generated programs against diderotc") a differing line shows, or
     "new": "identity" (diderotc rewrites products with identity[n] algebraically, so 0·∞ terms vanish, and merges
     identity[2] with identity[3] in one program), "ends" (products taken in another order overflow or underflow
-    differently: a side ±∞, ⊥ or beyond 1e±290), "noise" (an exact 0 against rounding noise below 1e-12 of a
-    field's derivatives, each executor summing in its own order)."""
+    differently: a side ±∞, ⊥ or beyond 1e±290), "cancel" (a result that cancels to rounding noise, below 1e-12 on
+    both sides: diderotc pulls scalar factors out of fused products, so u × normalize(u) is exactly 0 there),
+    "noise" (an exact 0 against rounding noise below 1e-12 of a field's derivatives, each executor summing in its
+    own order)."""
     if "identity[" in expr:
         return "identity"
     nums = [float(t) for t in _NUM.findall(want) + _NUM.findall(got)]
     if any(not math.isfinite(x) or 0 < abs(x) < 1e-290 or abs(x) > 1e290 for x in nums):
         return "ends"
     a, b = [float(t) for t in _NUM.findall(want)], [float(t) for t in _NUM.findall(got)]
+    if all(abs(x) < 1e-12 for x in a + b):
+        return "cancel"
     if "∇" in expr and len(a) == len(b) and all(x == y or (x == 0 or y == 0) and abs(x - y) < 1e-12 for x, y in zip(a, b)):
         return "noise"
     return "new"
