@@ -149,6 +149,16 @@ class _Gen:
                 opts.append(f"∇⊗∇⊗{name}({p})")
             if shape == () and want == ():
                 opts.append(f"({r.choice(['2.0 * ', '-', 'x0 * '])}{name})({p})")
+                opts.append(f"({r.choice(['sin', 'cos', 'exp', 'atan'])}({name}))({p})")
+                opts.append(f"({name}^{r.choice(['2', '3'])})({p})")
+            if k >= 1 and shape == () and want == ((dim,) if dim > 1 else ()):
+                opts.append(f"∇({r.choice(['2.0 * ', '-', 'x1 * ', 'x1 + '])}{name})({p})")
+                opts.append(f"∇({name} * {name})({p})")
+                opts.append(f"∇({r.choice(['sin', 'exp'])}({name}))({p})")
+            if shape == (dim,) and want == () and dim > 1:
+                opts.append(f"|{name}|({p})")
+            if shape == (dim,) and want == (dim,) and dim > 1:
+                opts.append(f"normalize({name})({p})")
                 other = [f for f in self.fields if f[2] == dim and f[3] == k and f[4] == () and f[0] != name]
                 if other:
                     opts.append(f"({name} {r.choice('+-*')} {other[0][0]})({p})")
@@ -167,7 +177,7 @@ class _Gen:
 
     def _real(self, d: int) -> str | None:
         e, r = self.expr, self.r
-        k = r.randrange(22)
+        k = r.randrange(23)
         if k == 0:
             return f"({e('real', d)} {r.choice('+-*/')} {e('real', d)})"
         if k == 1:
@@ -219,6 +229,8 @@ class _Gen:
             return f"t3[{r.randrange(2)},{r.randrange(2)},{r.randrange(2)}]"
         if k == 20:
             return f"lerp({e('real', d)}, {e('real', d)}, {e('real', d)}, {e('real', d)}, {e('real', d)})"
+        if k == 21:  # (x^n with n an int variable crashes diderotc's translator: "Fail: impossible")
+            return f"pow({e('real', d)}, real({e('int', d)}))"
         return None
 
     def _tensor(self, t: str, d: int) -> str | None:
@@ -437,11 +449,34 @@ def without_refused(case: Case, folder: Path, tries: int = 6) -> tuple[Case, lis
         bad = {}
         for m in re.finditer(r"\[p\.diderot:(\d+)\.[^\]]*\] Error: (.*)", err):
             bad.setdefault(int(m.group(1)) - 1, m.group(2))
-        if not bad or any('print("e' not in rows[n] for n in bad):
+        if not bad:  # a crash of diderotc's own (no line named): the first printed line that alone makes it
+            n = _culprit(case, folder, [n for n, row in enumerate(rows) if 'print("e' in row])
+            if n is None:
+                raise RuntimeError(f"diderotc refused seed {case.seed}:\n{err}")
+            bad = {n: "diderotc crashed: " + next((ln for ln in err.splitlines() if "uncaught" in ln or "rror" in ln),
+                                                  err.strip().splitlines()[-1])}
+        if any('print("e' not in rows[n] for n in bad):
             raise RuntimeError(f"diderotc refused seed {case.seed} outside its printed lines:\n{err}")
         refused += [(rows[n].strip(), why) for n, why in sorted(bad.items())]
         case = Case(case.seed, "\n".join(r for n, r in enumerate(rows) if n not in bad), case.argv)
     raise RuntimeError(f"diderotc kept refusing seed {case.seed}")
+
+
+def _culprit(case: Case, folder: Path, lines: list[int]) -> int | None:
+    """The printed line among ``lines`` that alone keeps diderotc from building ``case`` (halving ``lines``), or
+    None where no single line does."""
+    rows = case.text.split("\n")
+    keep = set(range(len(rows))) - set(lines)
+
+    def fails(some: list[int]) -> bool:
+        (folder / "q.diderot").write_text("\n".join(r for n, r in enumerate(rows) if n in keep or n in some))
+        return subprocess.run(["diderotc", "--double", "--exec", "q.diderot"], cwd=folder, capture_output=True,
+                              timeout=600).returncode != 0
+
+    while len(lines) > 1:
+        half = lines[:len(lines) // 2]
+        lines = half if fails(half) else lines[len(lines) // 2:]
+    return lines[0] if lines and fails(lines) else None
 
 
 def diderotc_build(folder: Path) -> None:
@@ -497,13 +532,16 @@ def _order(key: str) -> tuple[int, int]:
 def classify(expr: str, want: str, got: str) -> str:
     """The known difference (docs/diderot.md, "Generated programs against diderotc") a differing line shows, or
     "new": "identity" (diderotc rewrites products with identity[n] algebraically, so 0·∞ terms vanish, and merges
-    identity[2] with identity[3] in one program), "ends" (products taken in another order overflow or underflow
+    identity[2] with identity[3] in one program), "clamp" (diderotc's trace of a 3×3 clamp, and so its inv,
+    takes one diagonal entry), "ends" (products taken in another order overflow or underflow
     differently: a side ±∞, ⊥ or beyond 1e±290), "cancel" (a result that cancels to rounding noise, below 1e-12 on
     both sides: diderotc pulls scalar factors out of fused products, so u × normalize(u) is exactly 0 there),
     "noise" (an exact 0 against rounding noise below 1e-12 of a field's derivatives, each executor summing in its
     own order)."""
     if "identity[" in expr:
         return "identity"
+    if "clamp(" in expr and any(f + "(" in expr for f in ("trace", "inv", "evals", "evecs")):
+        return "clamp"
     nums = [float(t) for t in _NUM.findall(want) + _NUM.findall(got)]
     if any(not math.isfinite(x) or 0 < abs(x) < 1e-290 or abs(x) > 1e290 for x in nums):
         return "ends"
