@@ -601,8 +601,7 @@ def _norm(v) -> float:
 
 
 def _div(a, b):
-    """a / b with IEEE results for a zero divisor (under StrandProgram.run's np.errstate); a vector over a
-    real is a * (1/b), as Diderot's executables compute it (``[1e-323, 1.0] / 5e-324`` is [inf, inf] there)."""
+    """a / b with IEEE results for a zero divisor (under np.errstate); a vector over a real is a * (1/b), as diderotc's."""
     if type(a) is float and type(b) is float and b != 0.0:  # the common case
         return a / b
     if isinstance(a, np.ndarray) and a.ndim == 1 and np.ndim(b) == 0:
@@ -647,8 +646,7 @@ def _clamp(lo, hi, x):
     """lo where x <= lo, else hi where hi <= x, else x (Diderot's order: where lo > hi, below lo gives lo)."""
     if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
         x = np.asarray(x, dtype=np.float64)
-        got = np.where(x <= lo, lo, np.where(hi <= x, hi, x))  # (not + 0, which turns a -0 to +0)
-        return np.array(np.broadcast_to(got, np.broadcast_shapes(got.shape, x.shape)), dtype=np.float64)
+        return np.array(np.broadcast_to(np.where(x <= lo, lo, np.where(hi <= x, hi, x)), x.shape), dtype=np.float64)
     return float(lo if x <= lo else hi if hi <= x else x)
 
 

@@ -461,14 +461,11 @@ class Lowerer:
         return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e), sliced)
 
     def binary(self, op: str, x: V, y: V, tr: Ty, at: tuple[int, int], sliced: bool = False) -> V:
-        """``x op y`` of type ``tr`` (``at``: the operation's position, which a division by zero names); a vector
-        over a real is x * (1/y), as in Diderot's executables, unless it is a slice (``sliced``: diderotc fuses it
-        into the division)."""
+        """``x op y`` of type ``tr`` (``at``: the operation's position, which a division by zero names)."""
         st = _scalar(tr)
-        if op == "/" and len(x.shape) == 1 and not y.shape and not sliced:
-            q = y.flat()[0]
-            r = self.share(scal(b("/", _const(1.0, "real"), S.Cast(q, "real") if q.ty != "real" else q, "real"), "real"))
-            return V.of(x.shape, "real", [b("*", p, r.flat()[0], "real") for p in x.flat()])
+        if op == "/" and len(x.shape) == 1 and not y.shape and not sliced:  # v * (1/s) as diderotc's, not of a slice
+            r = self.share(scal(b("/", _const(1.0, "real"), y.flat()[0], "real"), "real")).flat()[0]
+            return V.of(x.shape, "real", [b("*", p, r, "real") for p in x.flat()])
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return scal(b(op, x.flat()[0], y.flat()[0], "bool"), "bool")
         if not x.shape and not y.shape:
