@@ -548,7 +548,7 @@ def classify(expr: str, want: str, got: str) -> str:
     a, b = [float(t) for t in _NUM.findall(want)], [float(t) for t in _NUM.findall(got)]
     if all(abs(x) < 1e-12 for x in a + b):
         return "cancel"
-    if "∇" in expr and len(a) == len(b) and all(x == y or (x == 0 or y == 0) and abs(x - y) < 1e-12 for x, y in zip(a, b)):
+    if "∇" in expr and len(a) == len(b) and all(repr(x) == repr(y) or (x == 0) != (y == 0) and abs(x - y) < 1e-12 for x, y in zip(a, b)):
         return "noise"
     return "new"
 

@@ -81,6 +81,30 @@ create_array { S(i) | i in 0..0 }
 """
 
 
+PRODUCT = """#version 2.0
+input image(3)[] img;
+field#1(3)[] F = c1tent ⊛ wrap(img);
+strand S (int i) {
+  output real o = 0.0;
+  update { print(∇(F * F)([1.928948, 1.350536, 1.25]), "\\n"); stabilize; }
+}
+create_array { S(i) | i in 0..0 }
+"""
+
+
+@pytest.mark.parametrize("backend", BOTH)
+def test_the_product_rule_keeps_a_negative_zero(backend, tmp_path):
+    """∇(F * F) = ∇F F + F ∇F where ∇F's last component is 0 and F < 0: the terms are -0, and diderotc's
+    executable (and the C executor) printed -0; the interpreter added them to +0 and printed 0."""
+    from unseen_inputs import _grid, _write
+
+    _write(tmp_path / "s3.nrrd", _grid([8, 7, 6]), ["space"] * 3, ["(0.5,0,0)", "(0,0.5,0)", "(0,0,0.75)"],
+           [-2.0, -1.5, -2.0])
+    p = strands(check(parse_program(PRODUCT)))
+    got = p.run({"img": str(tmp_path / "s3.nrrd")}, backend=backend).printed
+    printed_close("[2.1596315000000019,0.83062750000000074,-0]\n", got)
+
+
 @pytest.mark.parametrize("backend", BOTH)
 def test_a_probe_whose_terms_are_all_negative_zeros_is_negative_zero(backend, tmp_path):
     """c2tent's second derivative is 0 at every tap: left of a clamped image every term of ∂²F/∂x² is -0 (a

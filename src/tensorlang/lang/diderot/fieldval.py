@@ -235,7 +235,7 @@ class Lifted(Field):
         n = 1 if dim == 1 else dim
         out = {}
         for idx in itertools.product(range(n), repeat=order):
-            total = 0.0
+            total = None  # (the first term, not +0 + it: a -0 kept, as Diderot's sums)
             for mask in itertools.product((0, 1), repeat=order):
                 ia = tuple(i for i, m in zip(idx, mask) if m == 0)
                 ib = tuple(i for i, m in zip(idx, mask) if m == 1)
@@ -244,8 +244,8 @@ class Lifted(Field):
                     continue
                 if dim > 1:
                     da, db = da[(Ellipsis,) + ia] if ia else da, db[(Ellipsis,) + ib] if ib else db
-                total = total + fn(da, db)
-            out[idx] = _arr(total)
+                total = fn(da, db) if total is None else total + fn(da, db)
+            out[idx] = _arr(0.0 if total is None else total)
         if dim == 1:
             return out[(0,) * order]
         first = out[(0,) * order]
