@@ -129,6 +129,9 @@ class Conv(Field):
                 v = hood
                 for a in range(d):  # contract the leading (space) axis with its weights
                     v = np.tensordot(w[a][axes.count(a)], v, axes=([0], [0]))
+                if not np.all(v):  # a zero's sign as Diderot's sums give it, from the first term (a dot starts at +0)
+                    v = functools.reduce(lambda u, h: functools.reduce(lambda acc, k: acc + h[k] * u[k], range(1, len(h)),
+                                         h[0] * u[0]), [w[a][axes.count(a)] for a in range(d)], hood)
                 out[(Ellipsis,) + axes] = v
             for k in reversed(range(order if not self._identity else 0)):  # ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a, the last
                 v = np.moveaxis(out, out.ndim - order + k, -1)  # axis first, each sum left to right, as Diderot's
@@ -232,7 +235,7 @@ class Lifted(Field):
         n = 1 if dim == 1 else dim
         out = {}
         for idx in itertools.product(range(n), repeat=order):
-            total = 0.0
+            total = None  # (the first term, not +0 + it: a -0 kept, as Diderot's sums)
             for mask in itertools.product((0, 1), repeat=order):
                 ia = tuple(i for i, m in zip(idx, mask) if m == 0)
                 ib = tuple(i for i, m in zip(idx, mask) if m == 1)
@@ -241,8 +244,8 @@ class Lifted(Field):
                     continue
                 if dim > 1:
                     da, db = da[(Ellipsis,) + ia] if ia else da, db[(Ellipsis,) + ib] if ib else db
-                total = total + fn(da, db)
-            out[idx] = _arr(total)
+                total = fn(da, db) if total is None else total + fn(da, db)
+            out[idx] = _arr(0.0 if total is None else total)
         if dim == 1:
             return out[(0,) * order]
         first = out[(0,) * order]

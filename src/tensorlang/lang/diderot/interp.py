@@ -196,6 +196,8 @@ class Compiler:
             what, span = _INT_WHAT[op], _where(e)
             return lambda fr: c_div(a(fr), b(fr), what, span)
         fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
+        if op == "/" and isinstance(e.left, A.Index) and None in e.left.indices:  # a slice divides (diderotc fuses it)
+            fn = np.divide
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
         return lambda fr: fn(a(fr), b(fr))
@@ -603,9 +605,11 @@ def _norm(v) -> float:
 
 
 def _div(a, b):
-    """a / b with IEEE results for a zero divisor (under StrandProgram.run's np.errstate)."""
+    """a / b with IEEE results for a zero divisor (under np.errstate); a vector over a real is a * (1/b), as diderotc's."""
     if type(a) is float and type(b) is float and b != 0.0:  # the common case
         return a / b
+    if isinstance(a, np.ndarray) and a.ndim == 1 and np.ndim(b) == 0:
+        return a * _div(1.0, b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.divide(a, b)
     b = float(b)
@@ -646,7 +650,7 @@ def _clamp(lo, hi, x):
     """lo where x <= lo, else hi where hi <= x, else x (Diderot's order: where lo > hi, below lo gives lo)."""
     if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
         x = np.asarray(x, dtype=np.float64)
-        return np.where(x <= lo, lo, np.where(hi <= x, hi, x)) + np.zeros_like(x)
+        return np.array(np.broadcast_to(np.where(x <= lo, lo, np.where(hi <= x, hi, x)), x.shape), dtype=np.float64)
     return float(lo if x <= lo else hi if hi <= x else x)
 
 

@@ -457,11 +457,15 @@ class Lowerer:
             self.emit(S.Local(ref.name, "bool", a))
             self.emit(S.If(ref if op == "&&" else S.Un("!", ref, "bool"), tuple(rhs) + (S.Set("l", ref.name, bv.flat()[0]),)))
             return scal(ref, "bool")
-        return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e))
+        sliced = isinstance(e.left, A.Index) and None in e.left.indices
+        return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e), sliced)
 
-    def binary(self, op: str, x: V, y: V, tr: Ty, at: tuple[int, int]) -> V:
+    def binary(self, op: str, x: V, y: V, tr: Ty, at: tuple[int, int], sliced: bool = False) -> V:
         """``x op y`` of type ``tr`` (``at``: the operation's position, which a division by zero names)."""
         st = _scalar(tr)
+        if op == "/" and len(x.shape) == 1 and not y.shape and not sliced:  # v * (1/s) as diderotc's, not of a slice
+            r = self.share(scal(b("/", _const(1.0, "real"), y.flat()[0], "real"), "real")).flat()[0]
+            return V.of(x.shape, "real", [b("*", p, r, "real") for p in x.flat()])
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return scal(b(op, x.flat()[0], y.flat()[0], "bool"), "bool")
         if not x.shape and not y.shape:
