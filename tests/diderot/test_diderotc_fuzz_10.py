@@ -105,11 +105,14 @@ def test_the_product_rule_keeps_a_negative_zero(backend, tmp_path):
     printed_close("[2.1596315000000019,0.83062750000000074,-0]\n", got)
 
 
+@pytest.mark.xfail(strict=True, reason="a known difference (docs/diderot.md): a probe sums from +0 here, so terms all "
+                   "-0 give +0; summing from the first term in both executors made C's separable sums disagree with "
+                   "the interpreter's on the zeros' signs at knots (test_generated_agreement_9)")
 @pytest.mark.parametrize("backend", BOTH)
 def test_a_probe_whose_terms_are_all_negative_zeros_is_negative_zero(backend, tmp_path):
     """c2tent's second derivative is 0 at every tap: left of a clamped image every term of ∂²F/∂x² is -0 (a
     negative sample times +0), and diderotc's executable, summing from the first term, printed -0 on the diagonal;
-    both executors summed from +0 (numpy's dot, C's accumulators) and printed 0."""
+    both executors sum from +0 (numpy's dot, C's accumulators) and print 0."""
     from unseen_inputs import _grid, _write
 
     _write(tmp_path / "s2.nrrd", _grid([10, 9]), ["space"] * 2, ["(0.5,0.0)", "(0.0,0.625)"], [-2.0, -2.5])

@@ -781,7 +781,7 @@ def field_globals(checked: Checked, read: bool = True) -> frozenset[str]:
     """The global fields whose definition reads a global the global blocks assign (or such a field): made where they
     are probed, from the globals as they are then (diderotc's). With ``read``, only a global also read outside the
     fields' definitions counts: diderotc drops an assignment that only a field's definition reads, and the field
-    keeps the global's first value (docs/diderot.md, "Global fields")."""
+    keeps the global's first value (docs/diderot.md, the ninth round)."""
     p, found = checked.program, set[str]()
     written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}

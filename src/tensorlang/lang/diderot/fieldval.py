@@ -129,9 +129,6 @@ class Conv(Field):
                 v = hood
                 for a in range(d):  # contract the leading (space) axis with its weights
                     v = np.tensordot(w[a][axes.count(a)], v, axes=([0], [0]))
-                if not np.all(v):  # a zero's sign as Diderot's sums give it, from the first term (a dot starts at +0)
-                    v = functools.reduce(lambda u, h: functools.reduce(lambda acc, k: acc + h[k] * u[k], range(1, len(h)),
-                                         h[0] * u[0]), [w[a][axes.count(a)] for a in range(d)], hood)
                 out[(Ellipsis,) + axes] = v
             for k in reversed(range(order if not self._identity else 0)):  # ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a, the last
                 v = np.moveaxis(out, out.ndim - order + k, -1)  # axis first, each sum left to right, as Diderot's

@@ -287,7 +287,7 @@ class _Sums:
 
     def sum(self, level: int, counts: tuple, ts: tuple) -> str:
         name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
-        acc = "-0.0"  # (-0 + x is x: a sum from its first term, so terms all -0 sum to -0, as Diderot's)
+        acc = "0"
         for t in range(self.taps):
             if level == self.d - 1:
                 offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
@@ -315,7 +315,7 @@ class _LaneSums(_Sums):
                 return f"tl_ld{self.taps}(data + base{' + ' + offs if offs else ''}{self.comp}, st0)"
             terms = [f"w{level}_{counts[0]}_{t} * "
                      + (row(t) if level == self.d - 1 else self(level + 1, counts[1:], ts + (t,))) for t in range(self.taps)]
-        acc = "-0.0"
+        acc = "0.0"
         for term in terms:
             acc = f"({acc} + {term})"
         name = f"{'pv'[level > 0]}{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
@@ -423,8 +423,8 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     offset = " + ".join(f"ix{b}[t{b}]" for b in range(inner)) + (" + " if inner else "") + f"ix{inner}[t]" + comp
     if affine:  # the taps of axis 0 in SIMD lanes (contiguous samples where the stride is 1, an
         # NRRD file's layout), each lane's sum in the same order as tap by tap
-        out.append(r + " ".join(f"for (size_t z = 0; z < sizeof {name(inner, (m,))} / sizeof(double); z++) "
-                                f"((double *){name(inner, (m,))})[z] = -0.0;" for m in range(top + 1)))
+        out.append(r + " ".join(f"memset({name(inner, (m,))}, 0, sizeof {name(inner, (m,))});"
+                                for m in range(top + 1)))
         row = " + ".join([f"t{b} * st{b}" for b in range(1, inner)] + [f"t * st{inner}"]) + comp
         for variant, at in (("if (st0 == 1) {", "row[t0]"), ("} else {", "row[t0 * st0]")):
             out.append(r + variant)
@@ -436,7 +436,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
         out.append(f"{r}}}")
     else:
         out += _nest(r, range(inner), taps, lambda lp: [
-            lp + " ".join(f"double a{m} = -0.0;" for m in range(top + 1)),
+            lp + " ".join(f"double a{m} = 0;" for m in range(top + 1)),
             f"{lp}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
             + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }",
             lp + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1))])
@@ -445,7 +445,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
         suffixes[level] = [(m,) + c for c in suffixes[level + 1] for m in range(top + 1 - sum(c))]
         out.append(r + " ".join(f"double {name(level, c)}{dims(level)};" for c in suffixes[level]))
         out += _nest(r, range(level), taps, lambda lp, level=level: [
-            f"{lp}{{ double a = -0.0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
+            f"{lp}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
             f"{name(level + 1, c[1:])}{idx(level, 't')}; {name(level, c)}{idx(level)} = a; }}" for c in suffixes[level]])
     base = 0
     for o in range(top + 1):
