@@ -45,7 +45,7 @@ from .semantics.types import show
 from .kernel import check_input
 from .specialize import SymbolicKernel
 from .strands import StrandRun
-from .strands.runner import _same_file, write_text_file
+from .strands.runner import same_file, write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
@@ -516,7 +516,7 @@ def cmd_analyze(args) -> int:
         raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
     if args.plot and os.path.exists(args.plot) and stat.S_ISFIFO(os.stat(args.plot).st_mode):  # savefig would block
         raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
-    if args.plot and args.program != "-" and _same_file(args.plot, args.program):  # (analyze p.svg --plot p.svg)
+    if args.plot and args.program != "-" and same_file(args.plot, args.program):  # (analyze p.svg --plot p.svg)
         raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is the program, which it would replace")
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()

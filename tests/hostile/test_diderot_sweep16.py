@@ -302,29 +302,34 @@ def test_a_newborn_s_failure_comes_before_the_global_block_s(monkeypatch):
 
 
 # The output-on-input check compared the files named: a detached header's data file
-# (-o img.raw beside an input img.nhdr) and a snapshot named as an input (-s 1 with the
-# input r-0001.nrrd) were written over, and the next run read them.
-def _one_d(tmp_path, detached: bool) -> None:
+# (-o img.raw beside an input img.nhdr; -o b.raw where its data files are a LIST) and a
+# snapshot named as an input (-s 1 with the input r-0001.nrrd) were written over, and the
+# next run read them.
+def _one_d(tmp_path, kind: str) -> None:
     data = np.arange(4.0)
     head = "NRRD0004\ntype: double\ndimension: 1\nsizes: 4\nendian: little\nencoding: raw\n"
-    if detached:
+    if kind == "data file":
         (tmp_path / "img.nhdr").write_text(head + "data file: img.raw\n")
         (tmp_path / "img.raw").write_bytes(data.tobytes())
+    elif kind == "data files":
+        (tmp_path / "img.nhdr").write_text(head + "data file: LIST 1\na.raw\nb.raw\n")
+        (tmp_path / "a.raw").write_bytes(data[:2].tobytes())
+        (tmp_path / "b.raw").write_bytes(data[2:].tobytes())
     else:
         (tmp_path / "r-0001.nrrd").write_bytes((head + "\n").encode() + data.tobytes())
 
 
-@pytest.mark.parametrize("detached", [True, False], ids=["data file", "snapshot"])
-def test_an_output_over_a_detached_data_file_or_a_snapshot_over_an_input_is_refused(tmp_path, monkeypatch, detached):
+@pytest.mark.parametrize("kind", ["data file", "data files", "snapshot"])
+def test_an_output_over_a_detached_data_file_or_a_snapshot_over_an_input_is_refused(tmp_path, monkeypatch, kind):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TENSORLANG_STRAND_BACKEND", "interp")
-    _one_d(tmp_path, detached)
-    name = "img.nhdr" if detached else "r-0001.nrrd"
+    _one_d(tmp_path, kind)
+    name = "r-0001.nrrd" if kind == "snapshot" else "img.nhdr"
     text = (f'#version 2.0\ninput image(1)[] img = image("{name}");\nfield#0(1)[] F = tent ⊛ img;\n'
             "strand S (int i) {\n  output real r = 0.0;\n  update { r = F(real(i) + 0.5); stabilize; }\n}\n"
             "create_array { S(i) | i in 0..1 };\n")
     before = {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)}
-    argv = ["-o", "img.raw"] if detached else ["-s", "1", "-o", "out.nrrd"]
+    argv = {"data file": ["-o", "img.raw"], "data files": ["-o", "b.raw"]}.get(kind, ["-s", "1", "-o", "out.nrrd"])
     with pytest.raises(TensorLangError) as exc:
         StrandRun(program(text)).main(argv, out=io.StringIO(), err=io.StringIO())
     assert exc.value.code == "input" and "input img and" in exc.value.diagnostics[0].message

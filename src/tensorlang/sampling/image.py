@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
@@ -478,7 +478,7 @@ def _check_data(header: dict, name: str, size: int, data_file: str | None) -> No
         try:
             size = _regular_file(path)
         except TensorLangError as exc:  # (named from the header that names it)
-            raise error("input", f"NRRD image {name!r}: data file {data_file!r}: {exc.message.split(': ', 1)[1]}") from None
+            raise error("input", f"NRRD image {name!r}: data file {data_file[:80]!r}: {exc.message.split(': ', 1)[1][:200]}") from None
         if os.path.samefile(path, name):
             raise error("input", f"NRRD image {name!r}: its data file is the header itself")
     for field in ("line skip", "lineskip", "byte skip", "byteskip"):
@@ -507,6 +507,8 @@ def _data_files(spec: str, sizes: list[int], name: str, fh) -> tuple[list[int], 
         if not form or step == 0 or (last - first) * step < 0:
             raise error("input", f"{where}: a format of names takes the first and last numbers and a step from the "
                                  "first to the last ('slice%03d.raw 0 7 1'), then optionally the axes a file holds")
+        if any(len(w) > 4 for w in re.findall(r"%[-+ #0]*(\d+)", form[1])):  # (%099999999d: names of 100 MB)
+            raise error("input", f"{where}: the format's width makes names longer than a path may be")
         try:
             form[1] % first
         except (TypeError, ValueError):
@@ -746,26 +748,41 @@ def _image_axes(kinds: list[str], sizes: list[int], name: str) -> tuple[int, tup
     return d, vshape
 
 
-def nrrd_type(name: str) -> tuple[int, tuple[int, ...]] | None:
-    """The space dimension and voxel shape of the image in NRRD file ``name``, from its
-    header alone (at most MAX_HEADER_BYTES read), checked as the loader checks it; None
-    where the loader would refuse the file (it then says why) or there is no such file."""
+def _from_header(name: str, then: Callable):
+    """``then(header, lines, size, fh)`` of the NRRD header in file ``name`` (at most MAX_HEADER_BYTES read, ``fh``
+    after it); None where there is no such file, or the loader would refuse it (it then says why)."""
     import nrrd  # pynrrd
 
     try:
         fd = limits.open_regular(name, "image")  # (checked as opened: a FIFO put there since would block)
         with os.fdopen(fd, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
-            size = os.fstat(fd).st_size
             lines = list(_header_lines(fh, name))
-            header = nrrd.read_header(iter(lines))
+            return then(nrrd.read_header(iter(lines)), lines, os.fstat(fd).st_size, fh)
+    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
+            OverflowError, nrrd.NRRDError):
+        return None
+
+
+def data_paths(name: str, most: int = 4096) -> list[str]:
+    """The data files (at most ``most``) that the NRRD header in file ``name`` names, beside it: one, several
+    (:func:`_data_files`) or none."""
+    def names(header: dict, lines, size, fh) -> list[str]:
+        spec = str(header.get("datafile", header.get("data file", "")))
+        files = _data_files(spec, [int(n) for n in np.atleast_1d(header["sizes"])], name, fh) if spec else None
+        return list(itertools.islice(files[1], most)) if files else [spec] if spec else []
+    return [os.path.join(os.path.dirname(name), n) for n in _from_header(name, names) or ()]
+
+
+def nrrd_type(name: str) -> tuple[int, tuple[int, ...]] | None:
+    """The space dimension and voxel shape of the image in NRRD file ``name``, from its
+    header alone, checked as the loader checks it; None where :func:`_from_header` says."""
+    def axes(header: dict, lines, size, fh) -> tuple[int, tuple[int, ...]] | None:
         _check_sizes_text(lines, name)
         _check_nrrd_header(header, name, size)
         sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
         kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
         return _image_axes(kinds, sizes, name) if len(kinds) == len(sizes) else None
-    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
-            OverflowError, nrrd.NRRDError):
-        return None
+    return _from_header(name, axes)
 
 
 def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> Image:

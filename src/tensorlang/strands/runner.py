@@ -21,7 +21,7 @@ from .. import limits
 from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
 from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
-from ..sampling.image import file_key, kept_image
+from ..sampling.image import data_paths, file_key, kept_image
 from . import nrrd_out, options
 
 
@@ -158,6 +158,12 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "string":
         if not isinstance(value, str):
             raise error("input", f"{what} must be a string, got {value!r}")
+        if "\0" in value:  # (a command line's text: C's strings end there)
+            raise error("input", f"{what} holds a NUL character, which no command line can pass: {value!r:.80}")
+        try:  # (bytes that are not UTF-8 are surrogateescape's, as the command line's)
+            value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as exc:
+            raise error("input", f"{what} holds {value[exc.start]!r}, a lone surrogate that is no text: {value!r:.80}") from None
         return value
     if inp.kind == "tensor":
         try:
@@ -286,7 +292,7 @@ class StrandRun(Unpicklable):
                   else file_path(v, (*self.base_dirs, None)[0]))
                  for i in self.inputs if i.kind in ("image", "sequence") and isinstance(v := given.get(i.name, i.default), str)]
         read += [(f"the file {p!r} the program names", file_path(p, (*self.base_dirs, None)[0])) for p in getattr(self.program, "files", ())]
-        read += [(who, data) for who, path in read if (data := _detached_data(path))]  # (-o img.raw beside img.nhdr)
+        read += [(who, data) for who, path in read for data in data_paths(path)]  # (-o img.raw beside img.nhdr)
         _check_distinct(targets, "file", read)  # (the files as opened: as convert, a sequence's default as the program)
         prefixes = options.snapshot_prefixes(self.program, opts)
         for _, path in targets + [("", nrrd_out.snapshot_name(p, 0)) for p in prefixes.values() if opts.snapshot]:
@@ -295,7 +301,7 @@ class StrandRun(Unpicklable):
             _check_distinct([(f"output {name}", prefix) for name, prefix in prefixes.items()], "snapshot prefix")
             _check_distinct(targets + [(f"a snapshot of output {n}", s) for n, pre in prefixes.items() for _, p in targets if (s := _snapshot_of(pre, p)) != pre], "file")
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
-                             if _same_file(file, path := _snapshot_of(prefix, file))], "file", read)
+                             if same_file(file, path := _snapshot_of(prefix, file))], "file", read)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
             say.line("initializing inputs and creating strands ...")
@@ -345,24 +351,11 @@ def _check_distinct(targets: list[tuple[str, str]], what: str, read: Sequence[tu
     seen: dict[str, str] = {}
     for who, path in targets:
         key = os.path.realpath(path)
-        first = seen.get(key) or next((by for by, file in read if _same_file(file, path)), None)
+        first = seen.get(key) or next((by for by, file in read if same_file(file, path)), None)
         if first:
             raise error("input", f"{first} and {who} have the same {what} {path!r}: "
                                  "one would overwrite the other (-o-NAME, -sp-NAME name each its own)")
         seen[key] = who
-
-
-def _detached_data(path: str) -> str | None:
-    """The data file a detached NRRD header (``.nhdr``) names, beside it; else None."""
-    if not path.lower().endswith(".nhdr") or not os.path.isfile(path):  # (a FIFO is refused where it is read)
-        return None
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16).split(b"\n\n", 1)[0].decode("latin-1")
-    except OSError:  # (so is a file that cannot be read)
-        return None
-    found = re.search(r"^data ?file: *(.+?) *$", head, re.MULTILINE)
-    return os.path.join(os.path.dirname(path), found[1]) if found else None
 
 
 def _snapshot_of(prefix: str, file: str) -> str:
@@ -371,7 +364,7 @@ def _snapshot_of(prefix: str, file: str) -> str:
     return nrrd_out.snapshot_name(prefix, int(step[1])) if step else prefix
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except (OSError, ValueError):  # a file missing, or a name the system refuses: not one file
@@ -397,7 +390,7 @@ def _check_writable(path: str) -> None:
 def write_text_file(path: str, text: str, what: str = "", keep: str | None = None) -> None:
     """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads,
     and for the file ``keep`` names: the program that was read, which the text would replace)."""
-    if keep is not None and keep != "-" and _same_file(path, keep):  # (a link to it, too)
+    if keep is not None and keep != "-" and same_file(path, keep):  # (a link to it, too)
         raise error("input", f"cannot write {path!r}: it is the program {keep!r}, which it would replace")
     try:
         with open(path, "w", encoding="utf-8", opener=nrrd_out.open_nonblocking) as fh:

@@ -122,6 +122,10 @@ class Index(Node):
     operand: "Expr"
     indices: tuple["Expr | None", ...]
 
+    @staticmethod
+    def slices(e: "Expr") -> bool:  # (diderotc divides a slice by a real, any other vector it multiplies by 1/s)
+        return isinstance(e, Index) and None in e.indices
+
 
 class SeqIndex(Node):
     """``e{i}`` (version 1.0's sequence subscript)."""
@@ -266,6 +270,10 @@ class FunctionDecl(Node):
     name: str
     params: tuple[Param, ...]
     body: Expr | Block  # the ``= expr;`` form or a block
+
+    @property
+    def stmts(self) -> tuple:  # the body as statements (``= e;`` is ``return e;``)
+        return self.body.stmts if isinstance(self.body, Block) else (Return(self.body),)
 
 
 class StateDecl(Node):

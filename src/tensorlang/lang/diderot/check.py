@@ -777,19 +777,47 @@ def global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
 GLOBAL_BLOCKS = ("initialize", "start", "update")
 
 
+def _storage_reads(stmt, assigned: frozenset, checked: Checked, out: set) -> frozenset:
+    """Into ``out``, the globals a global block's ``stmt`` reads where no assignment before it in the block (on some
+    way there) has set them, so from the globals' storage; returns those assigned on every way through it."""
+    def read(e) -> None:
+        out.update(global_names(e, checked) - assigned)
+    if isinstance(stmt, A.Block):
+        for s in stmt.stmts:
+            assigned = _storage_reads(s, assigned, checked, out)
+    elif isinstance(stmt, A.Assign):
+        read(stmt.value)
+        if checked.scopes.get(id(stmt)) == "global":
+            if stmt.op != "=":  # (x += e reads x first)
+                out.update({stmt.name} - assigned)
+            assigned |= {stmt.name}
+    elif isinstance(stmt, A.If):
+        read(stmt.test)
+        ways = [_storage_reads(s, assigned, checked, out) if s is not None else assigned for s in (stmt.then, stmt.other)]
+        assigned = ways[0] & ways[1]
+    elif isinstance(stmt, A.Foreach):
+        read(stmt.domain)
+        _storage_reads(stmt.body, assigned, checked, out)  # (it may run no time)
+    else:
+        read(stmt)
+    return assigned
+
+
 def field_globals(checked: Checked, read: bool = True) -> frozenset[str]:
     """The global fields whose definition reads a global the global blocks assign (or such a field): made where they
-    are probed, from the globals as they are then (diderotc's). With ``read``, only a global also read outside the
-    fields' definitions counts: diderotc drops an assignment that only a field's definition reads, and the field
-    keeps the global's first value (docs/diderot.md, the ninth round)."""
+    are probed, from the globals as they are then (diderotc's). With ``read``, only a global whose storage is read
+    elsewhere counts (by the strand, or by a global block before an assignment there: :func:`_storage_reads`), not by
+    other globals' initializers or the creation, which run once: diderotc drops an assignment no other read needs, and
+    the field keeps the global's first value (docs/diderot.md, the ninth round)."""
     p, found = checked.program, set[str]()
     written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
     fields = [d for d in p.decls if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field"]
     if read:  # (through the functions called there: one only a field's definition calls reads for the field)
-        rest = tuple(n for n in (*(d for d in p.decls if isinstance(d, A.GlobalDecl) and d not in fields), p.strand,
-                                 *(getattr(p, k) for k in GLOBAL_BLOCKS), p.create) if n is not None)
-        written &= global_names(rest, checked) | {n.name for n in A.walk(rest) if isinstance(n, A.Assign) and n.op != "="}
+        stored = global_names(p.strand, checked)
+        for block in (getattr(p, k) for k in GLOBAL_BLOCKS if getattr(p, k) is not None):
+            _storage_reads(block, frozenset(), checked, stored)
+        written &= stored
     for d in fields:
         if global_names(d.init, checked) & (written | found):
             found.add(d.name)

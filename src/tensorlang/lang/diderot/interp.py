@@ -196,7 +196,7 @@ class Compiler:
             what, span = _INT_WHAT[op], _where(e)
             return lambda fr: c_div(a(fr), b(fr), what, span)
         fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
-        if op == "/" and isinstance(e.left, A.Index) and None in e.left.indices:  # a slice divides (diderotc fuses it)
+        if op == "/" and A.Index.slices(e.left):
             fn = np.divide
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
@@ -941,7 +941,11 @@ class Runtime:
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
-            return tuple(cast(x) for x in np.ravel(data, order="F"))
+            flat = np.ravel(data, order="F")
+            whole = (np.floor(flat) == flat) & (np.abs(flat) < 2.0 ** 63) if cast is int and flat.dtype.kind == "f" else None
+            if whole is not None and not whole.all():  # (a text file's items are floats: 2^63 as float32)
+                raise error("input", f"sequence file {value!r} holds {flat[np.argmin(whole)]}, not an int of 64 bits")
+            return tuple(cast(x) for x in flat)
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)

@@ -457,13 +457,12 @@ class Lowerer:
             self.emit(S.Local(ref.name, "bool", a))
             self.emit(S.If(ref if op == "&&" else S.Un("!", ref, "bool"), tuple(rhs) + (S.Set("l", ref.name, bv.flat()[0]),)))
             return scal(ref, "bool")
-        sliced = isinstance(e.left, A.Index) and None in e.left.indices
-        return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e), sliced)
+        return self.binary(op, self.expr(e.left), self.expr(e.right), tr, _at(e), A.Index.slices(e.left))
 
     def binary(self, op: str, x: V, y: V, tr: Ty, at: tuple[int, int], sliced: bool = False) -> V:
         """``x op y`` of type ``tr`` (``at``: the operation's position, which a division by zero names)."""
         st = _scalar(tr)
-        if op == "/" and len(x.shape) == 1 and not y.shape and not sliced:  # v * (1/s) as diderotc's, not of a slice
+        if op == "/" and len(x.shape) == 1 and not y.shape and not sliced:  # v * (1/s) as diderotc's
             r = self.share(scal(b("/", _const(1.0, "real"), y.flat()[0], "real"), "real")).flat()[0]
             return V.of(x.shape, "real", [b("*", p, r, "real") for p in x.flat()])
         if op in ("==", "!=", "<", "<=", ">", ">="):
@@ -891,7 +890,7 @@ class Lowerer:
         """A user function's field (``= F * s;``, or a block of field locals and a ``return``): its
         definition followed with the parameters bound to the call's arguments, as they are at the call."""
         decl = self.c.functions[e.func.name]
-        body = decl.body.stmts if isinstance(decl.body, A.Block) else (A.Return(decl.body),)
+        body = decl.stmts
         if self.depth > 12 or not isinstance(body[-1], A.Return) or any(not isinstance(s, A.Decl) for s in body[:-1]):
             raise Unsupported(f"the function {e.func.name} returning a field (from statements, or recursively)")
         with self.setting(frozen=True):
@@ -1035,8 +1034,8 @@ class Lowerer:
             return self.keep(s.name, self.as_seq(s.value, self.kept[s.name]), S.Ref("s", s.name, "int"), _at(s))
         elif scope == "global" and _dynamic(ty := self.c.globals[s.name]):  # the global block's (its kept copy: tl_ar_gkeep)
             d, q = self.dseq(s.name), self.share_seq(self.as_seq(s.value, ty))
-            self.local(S.Call("tl_ar_gkeep", (_const(d.k, "int"), q.base, q.n, _const(max(1, int(np.prod(d.shape))), "int"),
-                                              _const(int(d.ty == "real"), "int")), "int", _at(s)))
+            self.local(S.Call("tl_ar_gkeep", (_const(d.k, "int"), q.base, q.n, _const(max(1, int(np.prod(d.shape))), "int")),
+                              "int", _at(s)))
             return
         else:
             space = "s" if scope == "state" else "g"

@@ -24,7 +24,7 @@ def counts_kept(program: A.Program) -> bool:
         if isinstance(d, A.FunctionDecl):
             anywhere = any(isinstance(n, A.Apply) and isinstance(n.func, A.Var) and (
                 n.func.name in COUNTS or funcs.get(n.func.name, (0, 0, 0))[2]) for n in A.walk(d.body))
-            funcs[d.name] = (_shape(_body(d)) != "mixed", d, anywhere)
+            funcs[d.name] = (_shape(d.stmts) != "mixed", d, anywhere)
     env: dict[str, object] = {p.name: id(p) for p in program.strand.params}  # (a parameter: its value unknown)
     nodes: list = []
     for sv in program.strand.state:
@@ -36,17 +36,13 @@ def counts_kept(program: A.Program) -> bool:
     return _kept(nodes, {id(sv) for sv in program.strand.state if sv.output}, bools)[0]
 
 
-def _body(d: A.FunctionDecl) -> tuple:
-    return d.body.stmts if isinstance(d.body, A.Block) else (A.Return(d.body),)
-
-
 def _inline(d: A.FunctionDecl, args: tuple, funcs: dict, bools: dict) -> tuple[bool, bool]:
     """An inlined function with the call's literal bools: (a count where its value is kept, a call not inlined)."""
     key = (d.name, tuple(a.value if isinstance(a, A.Bool) else None for a in args))
     if key not in funcs:
         funcs[key] = (False, False)  # (a function calling itself: what its body has, found once)
         given = {**bools, **{id(p): {v} for p, v in zip(d.params, key[1])}}
-        funcs[key] = _kept(_tree(_body(d), {p.name: id(p) for p in d.params}, funcs, given), set(), given)
+        funcs[key] = _kept(_tree(d.stmts, {p.name: id(p) for p in d.params}, funcs, given), set(), given)
     return funcs[key]
 
 

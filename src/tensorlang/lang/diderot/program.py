@@ -193,9 +193,10 @@ class StrandProgram:
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
                 check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"{kind} {name}")
+                exact = ty.elem is not None and ty.elem.kind == "int" and not isinstance(value, np.ndarray)  # ([2**63 - 1, 1.0]: not as floats)
                 value = list(value)
                 item = _item_shape(ty.elem)
-                arr = np.asarray(value) if value and item is not None else np.zeros((0,) + (item or ()))
+                arr = np.asarray(value, dtype=object if exact else None) if value and item is not None else np.zeros((0,) + (item or ()))
                 if ty.n is not None and len(value) != ty.n:
                     raise error("input", f"{kind} {name} is {ty}, got {len(value)} items: it takes {ty.n}")
                 if not (all(_fits(v, ty.elem) for v in value) if item is None else arr.shape[1:] == item and _numbers(arr, ty)):
@@ -283,7 +284,10 @@ def _numbers(arr: np.ndarray, ty: Ty | None) -> bool:
     """``arr`` holds numbers, whole ones of 64 bits where ``ty``'s (innermost) items are ints (an int input's range)."""
     while ty is not None and ty.kind == "seq":
         ty = ty.elem
-    if ty is not None and ty.kind == "int" and arr.size and arr.dtype.kind in "fO":  # (1e19, 2**64: object arrays)
+    if ty is not None and ty.kind == "int" and arr.size and arr.dtype.kind == "f":  # (1e19, ⊥, 2.5)
+        with np.errstate(invalid="ignore"):
+            return bool(np.all((np.floor(arr) == arr) & (arr >= -2.0 ** 63) & (arr < 2.0 ** 63)))
+    if ty is not None and ty.kind == "int" and arr.size and arr.dtype.kind == "O":  # (2**64)
         return all(isinstance(x, numbers.Real) and _int64(x) for x in arr.flat)
     return arr.dtype.kind in "biu" and (arr.dtype != np.uint64 or ty is None or ty.kind != "int" or arr.max(initial=0) < 1 << 63) \
         or arr.dtype.kind == "f"

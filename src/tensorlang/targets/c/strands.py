@@ -144,8 +144,8 @@ class Renderer:
                 return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
         if isinstance(e, S.At):
-            at = f"tl_at({e.seq}, {self.ex(e.index)}, {e.comp}, {_where(e.at)})"
-            return at if e.ty == "real" else f"(({_CTY[e.ty]}){at})"
+            at = f"tl_at{'' if e.ty == 'real' else 'i'}({e.seq}, {self.ex(e.index)}, {e.comp}, {_where(e.at)})"
+            return at if e.ty in ("real", "int") else f"(({_CTY[e.ty]}){at})"
         if isinstance(e, S.Len):
             return f"tl_sq[{e.seq}].len"
         return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
@@ -792,8 +792,9 @@ class Run:
         seqs = []
         for q in runner.ir.seqs:  # the dynamic sequences: items × components, row-major
             check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")
-            data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=np.float64)) for x in values[q.name]],
-                                                   dtype=np.float64).reshape(-1))
+            kind = np.float64 if q.ty == "real" else np.int64  # (an int's cells hold int64s: exact past 2^53, tl_ati)
+            data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=kind)) for x in values[q.name]],
+                                                   dtype=kind).reshape(-1))
             self.keep.append(data)
             seqs.append((self.ffi.cast("const double *", data.ctypes.data), len(values[q.name]), q.comps))
         self.seqs = self.ffi.new("tl_seq[]", seqs or 1)

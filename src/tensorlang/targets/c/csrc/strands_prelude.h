@@ -40,6 +40,7 @@ static inline int64_t tl_idiv(int64_t a, int64_t b, int64_t at) {
 static inline int64_t tl_imod(int64_t a, int64_t b, int64_t at) { if (b == 0) { tl_fail(6, at); return 0; } return b == -1 ? 0 : a % b; }
 static inline int64_t tl_ichk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(2, at); return 0; } return i; }
 static inline int64_t tl_schk(int64_t i, int64_t n, int64_t at) { if (i < 0 || i >= n) { tl_fail(4, at); return 0; } return i; }
+typedef union { double r; int64_t i; } tl_cell;
 typedef struct { const double *data; int64_t len; int64_t comps; int64_t kept; } tl_seq;  /* (kept: tl_ar_gkeep's) */
 static tl_seq *tl_sq;
 void tl_set_seqs(tl_seq *s) { tl_sq = s; }
@@ -48,10 +49,14 @@ static inline double tl_at(int k, int64_t i, int c, int64_t at) {
     if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
     return q->data[i * q->comps + c];
 }
+static inline int64_t tl_ati(int k, int64_t i, int c, int64_t at) {  /* an int (or bool) sequence's: its cells hold int64s */
+    const tl_seq *q = &tl_sq[k];
+    if (i < 0 || i >= q->len) { tl_fail(4, at); return 0; }
+    return ((const tl_cell *)q->data)[i * q->comps + c].i;
+}
 /* the sequences of any length a method makes: cells of its thread's arena (grown by doubling up to tl_ar_max cells,
    the memory budget's share of a thread, tl_set_armax; emptied when a method starts; docs/diderot-compiled.md).
    Past it: error 7 and cell -1; every access is checked, by index (a grown arena moves) */
-typedef union { double r; int64_t i; } tl_cell;
 static __thread tl_cell *tl_ar; static __thread int64_t tl_ar_top, tl_ar_cap;
 static int64_t tl_ar_max = (int64_t)1 << 20;
 void tl_set_armax(int64_t m) { tl_ar_max = m; }
@@ -132,10 +137,9 @@ static void tl_kp_snap(int s, int64_t k, int64_t c, int64_t n, const int64_t *I,
         I0[k * n + j] = m ? (int64_t)(intptr_t)&tl_ks[s].kb[j] : 0;
     }
 }
-/* a global sequence of any length the global block assigns: kept as reals (as an input's), read as the input was */
-static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t real, int64_t at) {
+/* a global sequence of any length the global block assigns: kept (its cells as an input's), read as the input was */
+static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t at) {
     tl_seq *q = &tl_sq[k]; tl_kb *kb = (tl_kb *)(intptr_t)(q->kept = tl_ar_keep(q->kept, b, n, c, at));
-    for (int64_t x = 0; kb && !real && x < kb->n * c; x++) kb->d[x].r = (double)kb->d[x].i;
     q->data = kb ? &kb->d[0].r : q->data; q->len = kb ? kb->n : 0; return 0;
 }
 /* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */

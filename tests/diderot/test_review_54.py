@@ -1,0 +1,62 @@
+"""A review's findings (rev54) about inputs: int sequences near 2^63 (C made them INT64_MIN; a list mixing a big int
+with a float was refused; a text sequence file of a huge int crashed the interpreter), string inputs that no command
+line can pass (NUL, a lone surrogate: C crashed or cut the text), and an NRRD name format whose width makes names of
+100 MB.  The global fields' findings are cases of ``test_review_53``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+from tensorlang.sampling import image
+
+SEQ = """#version 2.0
+input int{} is;
+strand S (int i) { output int y = 0; update { y = is[i]; stabilize; } }
+create_collection { S(i) | i in 0..1 };
+"""
+TEXT = """#version 2.0
+input string a = "x";
+strand S (int i) { output real y = 0.0; update { print("[", a, "]\\n"); stabilize; } }
+create_collection { S(i) | i in 0..0 };
+"""
+BACKENDS = ["interp", pytest.param("c", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_items_near_2_to_the_63_are_exact_in_both_executors(backend, tmp_path):
+    p = tl.compile(SEQ, lang="diderot", backend=backend)
+    assert p.run({"is": np.array([2**63 - 1, -(2**63)])}).y.tolist() == [2**63 - 1, -(2**63)]
+    assert p.run({"is": [2**63 - 1, 1.0]}).y.tolist() == [2**63 - 1, 1]  # (not rounded through a float array)
+    (tmp_path / "two.txt").write_text("7\n-5\n")
+    assert p.run({"is": str(tmp_path / "two.txt")}).y.tolist() == [7, -5]
+
+
+@pytest.mark.parametrize("text", ["9223372036854775806\n5\n", "2.5\n1\n", "nan\n1\n"])
+def test_a_text_sequence_file_of_no_64_bit_ints_is_refused(text, tmp_path):
+    (tmp_path / "is.txt").write_text(text)
+    with pytest.raises(TensorLangError, match="not an int of 64 bits") as err:
+        tl.compile(SEQ, lang="diderot", backend="interp").run({"is": str(tmp_path / "is.txt")})
+    assert err.value.code == "input"
+
+
+@pytest.mark.parametrize("value, why", [("a\x00b", "NUL"), ("\ud800", "lone surrogate")])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_string_no_command_line_can_pass_is_refused(value, why, backend):
+    with pytest.raises(TensorLangError, match=why) as err:
+        tl.compile(TEXT, lang="diderot", backend=backend).run({"a": value})
+    assert err.value.code == "input"
+
+
+def test_a_string_of_bytes_that_are_not_utf8_is_taken():
+    assert tl.compile(TEXT, lang="diderot", backend="interp").run({"a": "\udcff"}).printed == "[\udcff]\n"
+
+
+def test_a_name_format_too_wide_for_a_path_is_refused_before_a_name_is_made(tmp_path):
+    (tmp_path / "w.nhdr").write_text("NRRD0004\ntype: double\ndimension: 2\nsizes: 2 3\nencoding: raw\n"
+                                     "endian: little\ndata file: p%099999999d.raw 0 2 1\n")
+    with pytest.raises(TensorLangError, match="width makes names longer") as err:
+        image.load(str(tmp_path / "w.nhdr"))
+    assert err.value.code == "input"
