@@ -19,3 +19,26 @@ def test_the_strand_generator_makes_programs_tensorlang_typechecks():
         kinds.add("create_array" in case.text)
         assert case.argv.count("-r0") == 1
     assert kinds == {True, False}
+
+
+BACKWARDS = """#version 2.0
+strand S (int i, int j) {
+  output real o = real(10 * i + j);
+  update { print(i, " ", j, "\\n"); stabilize; }
+}
+create_collection { S(i, j) | i in 3..1, j in 2..0 }
+"""
+
+
+def test_ranges_that_run_backwards_make_no_strands(tmp_path, monkeypatch, capsys):
+    """``i in 3..1, j in 2..0`` is empty: no strand, nothing written, exit 1. diderotc's executable multiplies the
+    ranges' signed lengths (-1 · -1) and makes one strand with i = j = 0, which prints "0 0" and writes o.nrrd (a
+    diderotc bug the generator found; ``i in -1..1, j in 2..-1`` fails to allocate there, or crashes in a global
+    start block that reduces over the strands)."""
+    import tensorlang as tl
+
+    prog = tmp_path / "p.diderot"
+    prog.write_text(BACKWARDS)
+    monkeypatch.chdir(tmp_path)
+    assert tl.compile(str(prog), backend="interp").main([]) == 1
+    assert capsys.readouterr().out == "" and not (tmp_path / "o.nrrd").exists()
