@@ -7,9 +7,13 @@ line so that diderotc cannot fold them.  Each program is compiled once by didero
 with ``--c``, its C executor); every printed line is compared (numbers within 1e-9 relative, NaN where NaN, the
 sign of every zero).
 
-``python tests/diderot/fuzz_diderotc.py [--seeds A:B] [--c] [--out DIR]`` (diderotc on PATH); a program that
-disagrees is kept in DIR with its command line and both outputs.  Not a test: ``test_check`` imports it and
-generates a few programs as a smoke test."""
+``--mode strands`` writes programs of strand-level behaviour instead (:func:`generate_strands`: grids and
+collections, stabilize, die and new at data-dependent steps, start and stabilize methods, global start and update
+blocks with reductions, outputs of several types, -l and -s) and compares their printed lines and NRRD files.
+
+``python tests/diderot/fuzz_diderotc.py [--mode strands] [--seeds A:B] [--c] [--out DIR]`` (diderotc on PATH); a
+program that disagrees is kept in DIR with its command line and both outputs.  Not a test: the smoke tests of
+``test_diderotc_fuzz_10`` and ``_11`` import it and generate a few programs."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REALS, INTS = 10, 4  # the inputs r0.., k0..
@@ -36,6 +40,13 @@ IMAGES = {"s1": (1, (), [(-1.0, 4.5)], [0.5]), "s2": (2, (), [(-2.0, 2.5), (-2.5
 KERNELS = {"tent": 0, "ctmr": 1, "c1tent": 1, "bspln3": 2, "c2tent": 2, "c2ctmr": 2, "bspln5": 4, "c4hexic": 4}
 SHAPES = {"real": (), "vec2": (2,), "vec3": (3,), "mat2": (2, 2), "mat3": (3, 3), "t222": (2, 2, 2)}
 TYPES = ["int", "bool", *SHAPES]
+# the locals every expression may read, made from the reals x0..x5 and the ints n0..n2
+TENSOR_LOCALS = ["    bool b0 = x0 < x1;", "    bool b1 = n0 > 0;", "    vec2 u2 = [x1, x2];", "    vec2 w2 = [x3, 0.5];",
+                 "    vec3 u3 = [x0, x1, x2];", "    vec3 w3 = [x3, x4, x5];", "    mat2 m2 = [[x0, x1], [x2, x3]];",
+                 "    mat3 m3 = [[x1, x2, x3], [x2, x4, x5], [x0, 1.0, x4]];",
+                 "    mat2 q2 = [[x4, 0.5], [0.5, x5]];",
+                 "    mat3 q3 = [[x3, 0.25, x0], [0.25, x1, 2.0], [x0, 2.0, x5]];",
+                 "    tensor[2,2,2] t3 = [[[x0, x1], [x2, x3]], [[x4, x5], [1.0, x0]]];"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,7 @@ class Case:
     seed: int
     text: str
     argv: tuple[str, ...]
+    flags: tuple[str, ...] = ()  # diderotc's own (--snapshot)
 
 
 def _num(r: random.Random) -> str:
@@ -77,47 +89,16 @@ class _Gen:
         if d <= 0 or self.r.random() < 0.2:
             return self.leaf(t)
         for _ in range(20):
-            got = getattr(self, "_" + t)(d - 1)
+            got = self.form(t, d - 1)
             if got is not None:
                 return got
         return self.leaf(t)
 
-    def _cond(self, t: str, d: int) -> str:
-        return f"({self.expr(t, d)} if {self.expr('bool', d)} else {self.expr(t, d)})"
-
-    def _int(self, d: int) -> str | None:
-        e, r = self.expr, self.r
-        k = r.randrange(9)
-        if k == 0:
-            return f"({e('int', d)} {r.choice('+-*')} {e('int', d)})"
-        if k == 1:
-            return f"({e('int', d)} {r.choice('/%')} {r.choice(['2', '3', '(-4)', '7'])})"
-        if k == 2:
-            return f"(-{e('int', d)})"
-        if k == 4:
-            return f"{r.choice(['min', 'max'])}({e('int', d)}, {e('int', d)})"
-        if k == 5:
-            return f"|({e('int', d)})|"
-        if k == 6:
-            return self._cond("int", d)
-        return None
-
-    def _bool(self, d: int) -> str | None:
-        e, r = self.expr, self.r
-        k = r.randrange(8)
-        if k in (0, 1):
-            t = r.choice(["real", "int"])
-            return f"({e(t, d)} {r.choice(['<', '<=', '>', '>=', '==', '!='])} {e(t, d)})"
-        if k == 2:
-            return f"({e('bool', d)} {r.choice(['&&', '||'])} {e('bool', d)})"
-        if k == 3:
-            return f"!{e('bool', d)}"
-        if k == 4 and self.fields:
-            name, _, dim, _, _, _ = r.choice(self.fields)
-            return f"inside({self.point(dim)}, {name})"
-        if k == 5:
-            return f"({e('bool', d)} == {e('bool', d)})"
-        return None
+    def _inside(self, d: int) -> str | None:
+        if not self.fields:
+            return None
+        name, _, dim, _, _, _ = self.r.choice(self.fields)
+        return f"inside({self.point(dim)}, {name})"
 
     def point(self, dim: int) -> str:
         p = self.points[dim]
@@ -175,140 +156,82 @@ class _Gen:
         fill = "(-7.0)" if not want else f"zeros[{','.join(map(str, want))}]"
         return f"({got} if {' && '.join(f'inside({p}, {n})' for n in names)} else {fill})"
 
-    def _real(self, d: int) -> str | None:
-        e, r = self.expr, self.r
-        k = r.randrange(23)
-        if k == 0:
-            return f"({e('real', d)} {r.choice('+-*/')} {e('real', d)})"
-        if k == 1:
-            return f"(-{e('real', d)})"
-        if k == 2:
-            return f"({e('real', d)}^{r.choice(['2', '3', '(-1)', '0', '5', '(-2)'])})"
-        if k == 3:
-            return f"({e('real', d)}^{e('real', d)})"
-        if k == 4:
-            f = r.choice(["sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "erf", "erfc", "floor",
-                          "ceil", "round", "trunc", "log10", "log2", "inv"])
-            return f"{f}({e('real', d)})"
-        if k == 5:
-            f = r.choice(["atan2", "pow", "fmod", "min", "max"])
-            return f"{f}({e('real', d)}, {e('real', d)})"
-        if k == 6:
-            return f"{r.choice(['clamp', 'lerp'])}({e('real', d)}, {e('real', d)}, {e('real', d)})"
-        if k == 7:
-            t = r.choice(["vec2", "vec3"])
-            return f"({e(t, d)} • {e(t, d)})"
-        if k == 8:
-            t = r.choice(["vec2", "vec3", "mat2", "mat3", "real", "t222"])
-            return f"|({e(t, d)})|"  # (diderotc reads "||" as a syntax error)
-        if k == 9:
-            t = r.choice(["mat2", "mat3"])
-            return f"{r.choice(['trace', 'det'])}({e(t, d)})"
-        if k == 10:
-            t = r.choice(["mat2", "mat3"])
-            return f"({e(t, d)} : {e(t, d)})"
-        if k == 11:
-            t = r.choice(["vec2", "vec3"])
-            return f"{e(t, d)}[{r.randrange(SHAPES[t][0])}]"
-        if k == 12:
-            t = r.choice(["mat2", "mat3"])
-            n = SHAPES[t][0]
-            return f"{e(t, d)}[{r.randrange(n)},{r.randrange(n)}]"
-        if k == 13:
-            return f"real({e('int', d)})"
-        if k == 14:
-            return self._cond("real", d)
-        if k == 15:
-            t = r.choice(["mat2", "mat3"])
-            return f"evals({e(t, d)})[{r.randrange(SHAPES[t][0])}]"
-        if k in (16, 17):
-            return self.probe("real")
-        if k == 18:
-            return f"({e('vec2', d)} × {e('vec2', d)})"
-        if k == 19:
-            return f"t3[{r.randrange(2)},{r.randrange(2)},{r.randrange(2)}]"
-        if k == 20:
-            return f"lerp({e('real', d)}, {e('real', d)}, {e('real', d)}, {e('real', d)}, {e('real', d)})"
-        if k == 21:  # (x^n with n an int variable crashes diderotc's translator: "Fail: impossible")
-            return f"pow({e('real', d)}, real({e('int', d)}))"
-        return None
+    def form(self, t: str, d: int) -> str | None:
+        """One of ``t``'s forms (:data:`FORMS`) at depth ``d``, or None where the form drawn does not apply."""
+        count, forms = FORMS[t]
+        got = forms.get(self.r.randrange(count))
+        if isinstance(got, tuple):
+            got = got[0] if self.r.random() < 0.5 else got[1]
+        if got is None or callable(got):
+            return got and got(self, d)
+        out, bound = [], t
+        for n, part in enumerate(re.split(r"\{([^{}]*)\}", got)):
+            if n % 2 == 0:
+                out.append(part)
+            elif part.startswith("="):  # a type for the {t} that follow
+                bound = self.r.choice(part[1:].split())
+            elif part in ("t", "m", "v"):
+                out.append(self.expr(bound if part == "t" else f"{'mat' if part == 'm' else 'vec'}{SHAPES[t][0]}", d))
+            elif part in FORMS:
+                out.append(self.expr(part, d))
+            elif part == "#":  # an index of the bound type's first axis
+                out.append(str(self.r.randrange(SHAPES[bound][0])))
+            elif part == "%2":
+                out.append(str(self.r.randrange(2)))
+            elif part == "probe":
+                got = self.probe(bound)
+                if got is None:
+                    return None
+                out.append(got)
+            else:  # one of the words
+                out.append(self.r.choice(part.split()))
+        return "".join(out)
 
-    def _tensor(self, t: str, d: int) -> str | None:
-        e, r = self.expr, self.r
-        shape = SHAPES[t]
-        k = r.randrange(16)
-        if k == 0:
-            return f"({e(t, d)} {r.choice('+-')} {e(t, d)})"
-        if k == 1:
-            return f"({e('real', d)} * {e(t, d)})" if r.random() < 0.5 else f"({e(t, d)} {r.choice('*/')} {e('real', d)})"
-        if k == 2:
-            return f"(-{e(t, d)})"
-        if k == 3:
-            return self._cond(t, d)
-        if k == 4 and len(shape) == 1:  # diderotc's modulate takes vectors only
-            return f"modulate({e(t, d)}, {e(t, d)})"
-        if k == 5:
-            return f"lerp({e(t, d)}, {e(t, d)}, {e('real', d)})"
-        if k == 6:
-            return f"clamp({e('real', d)}, {e('real', d)}, {e(t, d)})"
-        if k in (7, 8):
-            return self.probe(t)
-        if len(shape) == 1:
-            n = shape[0]
-            m = f"mat{n}"
-            if k == 9:
-                return f"({e(m, d)} • {e(t, d)})" if r.random() < 0.5 else f"({e(t, d)} • {e(m, d)})"
-            if k == 10:
-                return f"normalize({e(t, d)})"
-            if k == 11 and n == 3:
-                return f"({e(t, d)} × {e(t, d)})"
-            if k == 12:
-                return f"evecs({e(m, d)})[{r.randrange(n)}]"
-            if k == 13:
-                return f"{e(m, d)}[{r.randrange(n)},:]" if r.random() < 0.5 else f"{e(m, d)}[:,{r.randrange(n)}]"
-            if k == 14:
-                return "[" + ", ".join(e("real", d) for _ in range(n)) + "]"
-            if k == 15 and n == 2:
-                return f"t3[{r.randrange(2)},:,{r.randrange(2)}]"
-            return None
-        if len(shape) == 2:
-            n = shape[0]
-            v = f"vec{n}"
-            if k == 9:
-                return f"({e(t, d)} • {e(t, d)})"
-            if k == 10:
-                return f"({e(v, d)} ⊗ {e(v, d)})"
-            if k == 11:
-                return f"{r.choice(['transpose', 'inv'])}({e(t, d)})"
-            if k == 12:
-                return f"transpose({e(t, d)})"
-            if k == 13 and n == 2:
-                return f"(t3 • {e('vec2', d)})" if r.random() < 0.5 else f"t3[{r.randrange(2)},:,:]"
-            if k == 14:
-                return "[" + ", ".join("[" + ", ".join(e("real", d) for _ in range(n)) + "]" for _ in range(n)) + "]"
-            if k == 15 and n == 2:
-                return f"({e('vec2', d)} • t3)"
-            return None
-        if k == 9:
-            return f"({e('mat2', d)} ⊗ {e('vec2', d)})" if r.random() < 0.5 else f"({e('vec2', d)} ⊗ {e('mat2', d)})"
-        if k == 10:
-            return f"(t3 • {e('mat2', d)})"
-        return None
 
-    def _vec2(self, d):
-        return self._tensor("vec2", d)
+def _tensor_forms(t: str) -> dict:
+    """The forms of a tensor of type ``t`` (:data:`FORMS`): those of every shape, then of its rank and size."""
+    shape = SHAPES[t]
+    n = shape[0]
+    forms: dict = {0: "({t} {+ -} {t})", 1: ("({real} * {t})", "({t} {* /} {real})"), 2: "(-{t})",
+                   3: "({t} if {bool} else {t})", 5: "lerp({t}, {t}, {real})", 6: "clamp({real}, {real}, {t})",
+                   7: "{probe}", 8: "{probe}"}
+    if len(shape) == 1:  # (diderotc's modulate takes vectors only)
+        forms |= {4: "modulate({t}, {t})", 9: ("({m} • {t})", "({t} • {m})"), 10: "normalize({t})",
+                  11: "({t} × {t})" if n == 3 else None, 12: "evecs({m})[{#}]", 13: ("{m}[{#},:]", "{m}[:,{#}]"),
+                  14: "[" + ", ".join(["{real}"] * n) + "]", 15: "t3[{%2},:,{%2}]" if n == 2 else None}
+    elif len(shape) == 2:
+        forms |= {9: "({t} • {t})", 10: "({v} ⊗ {v})", 11: "{transpose inv}({t})", 12: "transpose({t})",
+                  13: ("(t3 • {vec2})", "t3[{%2},:,:]") if n == 2 else None,
+                  14: "[" + ", ".join(["[" + ", ".join(["{real}"] * n) + "]"] * n) + "]",
+                  15: "({vec2} • t3)" if n == 2 else None}
+    else:
+        forms |= {9: ("({mat2} ⊗ {vec2})", "({vec2} ⊗ {mat2})"), 10: "(t3 • {mat2})"}
+    return forms
 
-    def _vec3(self, d):
-        return self._tensor("vec3", d)
 
-    def _mat2(self, d):
-        return self._tensor("mat2", d)
-
-    def _mat3(self, d):
-        return self._tensor("mat3", d)
-
-    def _t222(self, d):
-        return self._tensor("t222", d)
+# Each type's expression forms: (how many to draw from, {number: form}); a number without a form draws again.  A
+# form is a template ({TYPE}: an expression of TYPE; {t}: of the type bound by {=A B ..}, else the form's own;
+# {m}, {v}: the matrix and vector of the form's size; {#}: an index of {t}'s first axis; {%2}: 0 or 1; {probe}: a
+# probe of a field (:meth:`_Gen.probe`); {A B ..}: one of the words), a pair of them (either, even odds) or a
+# function of the generator and the depth.
+FORMS = {
+    "int": (9, {0: "({int} {+ - *} {int})", 1: "({int} {/ %} {2 3 (-4) 7})", 2: "(-{int})",
+                4: "{min max}({int}, {int})", 5: "|({int})|", 6: "({int} if {bool} else {int})"}),
+    "bool": (8, {0: "{=real int}({t} {< <= > >= == !=} {t})", 1: "{=real int}({t} {< <= > >= == !=} {t})",
+                 2: "({bool} {&& ||} {bool})", 3: "!{bool}", 4: _Gen._inside, 5: "({bool} == {bool})"}),
+    "real": (23, {0: "({real} {+ - * /} {real})", 1: "(-{real})", 2: "({real}^{2 3 (-1) 0 5 (-2)})",
+                  3: "({real}^{real})",
+                  4: "{sqrt exp log sin cos tan asin acos atan erf erfc floor ceil round trunc log10 log2 inv}({real})",
+                  5: "{atan2 pow fmod min max}({real}, {real})", 6: "{clamp lerp}({real}, {real}, {real})",
+                  7: "{=vec2 vec3}({t} • {t})",
+                  8: "{=vec2 vec3 mat2 mat3 real t222}|({t})|",  # (diderotc reads "||" as a syntax error)
+                  9: "{=mat2 mat3}{trace det}({t})", 10: "{=mat2 mat3}({t} : {t})", 11: "{=vec2 vec3}{t}[{#}]",
+                  12: "{=mat2 mat3}{t}[{#},{#}]", 13: "real({int})", 14: "({real} if {bool} else {real})",
+                  15: "{=mat2 mat3}evals({t})[{#}]", 16: "{probe}", 17: "{probe}", 18: "({vec2} × {vec2})",
+                  19: "t3[{%2},{%2},{%2}]", 20: "lerp({real}, {real}, {real}, {real}, {real})",
+                  # (x^n with n an int variable crashes diderotc's translator: "Fail: impossible")
+                  21: "pow({real}, real({int}))"}),
+} | {t: (16, _tensor_forms(t)) for t in SHAPES if t != "real"}
 
 
 def _pick(var: str, r: random.Random, n: int) -> str:
@@ -377,12 +300,7 @@ def generate(seed: int, lines: int = 60, depth: int = 3) -> Case:
         points[dim] = f"p{dim}"
     gen = _Gen(r, fields, points)
     pre = [f"    real x{j} = {_pick('r', r, REALS)};" for j in range(6)]
-    pre += [f"    int n{j} = {_pick('k', r, INTS)};" for j in range(3)]
-    pre += ["    bool b0 = x0 < x1;", "    bool b1 = n0 > 0;", "    vec2 u2 = [x1, x2];", "    vec2 w2 = [x3, 0.5];",
-            "    vec3 u3 = [x0, x1, x2];", "    vec3 w3 = [x3, x4, x5];", "    mat2 m2 = [[x0, x1], [x2, x3]];",
-            "    mat3 m3 = [[x1, x2, x3], [x2, x4, x5], [x0, 1.0, x4]];",
-            "    mat2 q2 = [[x4, 0.5], [0.5, x5]];", "    mat3 q3 = [[x3, 0.25, x0], [0.25, x1, 2.0], [x0, 2.0, x5]];",
-            "    tensor[2,2,2] t3 = [[[x0, x1], [x2, x3]], [[x4, x5], [1.0, x0]]];"]
+    pre += [f"    int n{j} = {_pick('k', r, INTS)};" for j in range(3)] + TENSOR_LOCALS
     prints = []
     for j in range(lines):
         t = r.choice(TYPES + ["real", "real"])
@@ -397,6 +315,191 @@ def generate(seed: int, lines: int = 60, depth: int = 3) -> Case:
     for img in imgs:
         argv += [f"-I{img}", f"{img}.nrrd"]
     return Case(seed, text, tuple(argv))
+
+
+# ------------------------------------------------------------------ strand-level programs (--mode strands)
+# functions the strands' expressions may call: (name, parameter types, result type, the definitions to choose from)
+FUNCTIONS = [
+    ("fa", ("real",), "real", ["function real fa(real a) = a * {c} + {d};",
+                               "function real fa(real a) = a if a > {c} else {d} - a;",
+                               "function real fa(real a) {{\n  if (a > {c}) {{ return sqrt(a); }}\n  return a * a - {d};\n}}",
+                               "function real fa(real a) = sin(a) * {c} + gs;"]),
+    ("fb", ("vec2", "real"), "vec2", ["function vec2 fb(vec2 a, real s) = [a[1], -a[0]] * s + gv;",
+                                      "function vec2 fb(vec2 a, real s) {{\n  if (s > {c}) {{ return a * s; }}\n"
+                                      "  else {{ return [a[1] * {d}, a[0]]; }}\n}}",
+                                      "function vec2 fb(vec2 a, real s) = normalize(a) * s if |a| > 0.0 else 1.0 * a;"]),
+    ("fc", ("int",), "int", ["function int fc(int n) = n % 3 + 1;", "function int fc(int n) = max(n, 0) / 2;",
+                             "function int fc(int n) {{\n  if (n > 2) {{ return n - 2; }}\n  return n * 2;\n}}"]),
+    ("fd", ("vec3",), "real", ["function real fd(vec3 p) = p • [{c}, 1.0, {d}];",
+                               "function real fd(vec3 p) = |p| - {c};"]),
+    ("fe", ("vec2", "vec2"), "mat2", ["function mat2 fe(vec2 a, vec2 b) = a ⊗ b;",
+                                      "function mat2 fe(vec2 a, vec2 b) = a ⊗ b + {c} * identity[2];"]),
+]
+# a strand's outputs: name -> (type, initial value)
+OUTPUTS = {"o": ("real", "real(i) * 0.5"), "v": ("vec2", "[real(i), r0]"), "c": ("int", "i"), "b": ("bool", "i > 0"),
+           "w": ("vec3", "[0.0, real(i), 1.0]")}
+# the locals an update starts with, from the strand's state, inputs and globals (the names _Gen reads)
+STRAND_LOCALS = ["    real x0 = x;", "    real x1 = y;", "    real x2 = r0;", "    real x3 = gs;", "    real x4 = real(age);",
+                 "    real x5 = r1;", "    int n0 = age;", "    int n1 = k1;", "    int n2 = gstep;", *TENSOR_LOCALS]
+
+
+class _StrandGen(_Gen):
+    """:class:`_Gen`'s expressions (no fields), calling the program's functions now and then."""
+
+    def __init__(self, r: random.Random, funcs: list[tuple[str, tuple[str, ...], str]]):
+        super().__init__(r, [], {})
+        self.funcs = funcs
+
+    def expr(self, t: str, d: int) -> str:
+        calls = [f for f in self.funcs if f[2] == t]
+        if d > 0 and calls and self.r.random() < 0.12:
+            name, params, _ = self.r.choice(calls)
+            return f"{name}(" + ", ".join(self.expr(p, d - 1) for p in params) + ")"
+        return super().expr(t, d)
+
+
+def _reduction(r: random.Random, t: str, outs: list[str]) -> str:
+    """A reduction over the strands of type ``t`` (real, int or bool)."""
+    each = r.choice(["all", "all", "active", "stable"])
+    if t == "bool":
+        body = r.choice(["s.x > gs", "s.age > 2"] + (["s.b"] if "b" in outs else []))
+        return f"{r.choice(['all', 'exists'])} {{ {body} | s in S.{each} }}"
+    if t == "int":
+        body = r.choice(["s.age", "s.age * 2 - 3"] + (["s.c"] if "c" in outs else []))
+        return f"{r.choice(['sum', 'max', 'min'])} {{ {body} | s in S.{each} }}"
+    body = r.choice(["s.x", "s.y", "real(s.age)", "s.x * s.y"] + (["s.o"] if "o" in outs else [])
+                    + (["|s.v|", "s.v[1]"] if "v" in outs else []))
+    return f"{r.choice(['sum', 'mean', 'product', 'max', 'min'])} {{ {body} | s in S.{each} }}"
+
+
+def _range(r: random.Random, inner: bool) -> str:
+    """An iteration range: literal (negative or empty at times) or from the input k0 (an inner range may not read
+    the outer iterator: "undeclared variable" in both diderotc and tensorlang)."""
+    kind = r.randrange(6)
+    if kind == 0:
+        return "0..k0"
+    if kind == 1:
+        return "-1..k0"
+    if kind == 2 and inner:
+        return r.choice(["2..-1", "-2..-2"])
+    a = r.randint(-3, 2)
+    return f"{a}..{a + r.choice([-1, 0, 1, 2, 2, 3, 3, 3])}"
+
+
+class _Body:
+    """The statements of a strand's update (see :func:`generate_strands`)."""
+
+    def __init__(self, r: random.Random, g: _StrandGen, outs: list[str], collection: bool, params: str):
+        self.r, self.g, self.outs, self.collection, self.params = r, g, outs, collection, params
+        self.shown = params.replace(", ", ', " ", ')
+        self.made = params.replace("i", "i + 100", 1)  # a strand's child
+        self.targets = [("x", "real", ["=", "+=", "*=", "-="]), ("y", "real", ["=", "+="])]
+        self.targets += [(o, OUTPUTS[o][0], {"real": ["=", "+="], "vec2": ["=", "+="], "vec3": ["=", "-="],
+                                             "int": ["+=", "="], "bool": ["="]}[OUTPUTS[o][0]]) for o in outs]
+
+    def assign(self, pad: str) -> str:
+        name, t, ops = self.r.choice(self.targets)
+        return f"{pad}{name} {self.r.choice(ops)} {self.g.expr(t, self.r.randint(1, 2))};"
+
+    def stmts(self, pad: str, depth: int, n: int) -> list[str]:
+        r, out = self.r, []
+        for _ in range(n):
+            k = r.randrange(10)
+            if k == 0 and depth > 0:
+                out.append(f"{pad}if ({self.g.expr('bool', 2)}) {{")
+                out += self.stmts(pad + "  ", depth - 1, r.randint(1, 3))
+                if r.random() < 0.6:
+                    out.append(f"{pad}}} else {{")
+                    out += self.stmts(pad + "  ", depth - 1, r.randint(1, 3))
+                out.append(f"{pad}}}")
+            elif k == 1:
+                cond = r.choice([f"age == {r.randint(1, 5)}", self.g.expr("bool", 1), f"gstep >= {r.randint(1, 4)}",
+                                 f"numStable() > {r.randint(0, 3)}"])
+                out.append(f"{pad}if ({cond}) stabilize;")
+            elif k == 2 and self.collection:
+                cond = r.choice([f"age == {r.randint(1, 4)} && i % 2 == 0", self.g.expr("bool", 1)])
+                out.append(f"{pad}if ({cond}) die;")
+            elif k == 3 and self.collection:
+                out.append(f"{pad}if (age == {r.randint(1, 4)} && i < 50) new S({self.made});")
+            elif k == 4:
+                out.append(f'{pad}print("p ", {self.shown}, " ", age, " ", {self.g.expr(r.choice(TYPES[:4]), 2)}, "\\n");')
+            else:
+                out.append(self.assign(pad))
+        return out
+
+
+def generate_strands(seed: int) -> Case:
+    """A random program of strand-level behaviour and its command line: a grid or a collection (one or two
+    iterators over literal, negative, empty, input-bound or nested ranges) whose update runs nested conditionals
+    and stabilizes, dies or makes new strands at iterations that depend on its data; a stabilize method, a global
+    start and update block with reductions over S.all, S.active and S.stable, globals the strands read, functions
+    of reals, ints and tensors, outputs of several types, step limits and strands that never stabilize."""
+    r = random.Random(seed)
+    collection = r.random() < 0.6
+    two = r.random() < 0.4
+    outs = sorted(r.sample(sorted(OUTPUTS), r.randint(1, 3)))
+    head = ["#version 2.0"] + [f"input real r{j} = 1.0;" for j in range(3)] + [f"input int k{j} = 1;" for j in range(2)]
+    head += ["real g0 = r0 * r1 + 1.0;", "real gs = g0;", "int gstep = 0;", "vec2 gv = [r0, 0.25];"]
+    funcs = []
+    for name, params, res, defs in FUNCTIONS:
+        if r.random() < 0.5:
+            head.append(r.choice(defs).format(c=_lit(round(r.uniform(-2, 2), 2)), d=_lit(round(r.uniform(-2, 2), 2))))
+            funcs.append((name, params, res))
+    g = _StrandGen(r, funcs)
+    params = "i, j" if two else "i"
+    real = r.random() < 0.4  # a real parameter too: the initial x (the parent's x in a strand made by new)
+    body = _Body(r, g, outs, collection, params + (", x" if real else ""))
+    text = head + [f"strand S (int i{', int j' if two else ''}{', real p' if real else ''}) {{"]
+    text += [f"  output {OUTPUTS[o][0]} {o} = {OUTPUTS[o][1]};" for o in outs]
+    text += [f"  real x = {'p' if real else 'real(i) * r0 + r1'};", f"  real y = r2{' + gs' if r.random() < 0.3 else ''};",
+             "  int age = 0;"]
+    if r.random() < 0.3:
+        text += ["  start {", "    x = x * 0.5 + gs;", f'    print("sm ", {body.shown}, " ", x, " ", numStrands(), "\\n");']
+        if r.random() < 0.5:  # (not die: diderotc's runtime then runs other start methods twice, a known difference)
+            text.append(f"    if ({r.choice(['x > gs', 'i % 2 == 0', 'x < 0.0', 'numStable() > 1'])}) stabilize;")
+        text += ["  }"]
+    text += ["  update {", "    age += 1;"] + STRAND_LOCALS + body.stmts("    ", 2, r.randint(4, 9))
+    if r.random() < 0.6:  # the strand's state, step by step
+        shown = ", \" \", ".join(["age", "x", "y", *outs])
+        text.append(f'    print("q ", {body.shown}, " ", {shown}, "\\n");')
+    never = r.random() < 0.25
+    lim = r.choice(["3 + |i| % 4", "k1 + 2", f"{r.randint(2, 6)}"])
+    if not never or r.random() < 0.5:
+        text.append(f"    if (age >= {lim}{' && i != 1' if never else ''}) stabilize;")
+    text += ["  }"]
+    if r.random() < 0.4:
+        text += ["  stabilize {"] + STRAND_LOCALS + [body.assign("    ") for _ in range(r.randint(1, 2))]
+        if r.random() < 0.5:
+            text.append(f'    print("sb ", {body.shown}, " ", age, " ", x, "\\n");')
+        text += ["  }"]
+    text += ["}"]
+    if r.random() < 0.4:
+        text += ["start {", f"  gs = {_reduction(r, 'real', outs)};",
+                 f'  print("st ", {_reduction(r, "int", outs)}, " ", {_reduction(r, "bool", outs)}, "\\n");', "}"]
+    if r.random() < 0.7:
+        text += ["update {", "  gstep += 1;", f"  gs = {_reduction(r, 'real', outs)};"]
+        if r.random() < 0.5:
+            text.append(f"  gv = [{_reduction(r, 'real', outs)}, gs];")
+        text += [f'  print("g ", gstep, " ", {_reduction(r, "real", outs)}, " ", {_reduction(r, "int", outs)}, " ", '
+                 f'{_reduction(r, "bool", outs)}, " ", numActive(), " ", numStable(), "\\n");', "}"]
+    its = [f"i in {_range(r, False)}"] + ([f"j in {_range(r, True)}"] if two else [])
+    made = params + (f", {r.choice(['real(i) * r0', 'r1 - real(i)', 'gs'])}" if real else "")
+    text.append(f"create_{'collection' if collection else 'array'} {{ S({made}) | {', '.join(its)} }}")
+    argv = []
+    for j in range(3):
+        argv += [f"-r{j}", _num(r) if r.random() < 0.5 else repr(round(r.uniform(-2, 2), 2))]
+    argv += ["-k0", str(r.choice([-1, 0, 1, 2, 3])), "-k1", str(r.choice([0, 1, 2, 4]))]
+    if never or r.random() < 0.4:
+        argv += ["-l", str(r.randint(2, 12))]
+    name = r.choice(outs)
+    if len(outs) == 1:
+        argv += ["-o", "out.nrrd"] if r.random() < 0.5 else []
+    elif r.random() < 0.5:
+        argv += [f"-o-{name}", f"{name}2.nrrd"]
+    snap = r.random() < 0.2
+    if snap:
+        argv += ["-s", str(r.randint(1, 3))]
+    return Case(seed, "\n".join(text) + "\n", tuple(argv), ("--snapshot",) if snap else ())
 
 
 # ------------------------------------------------------------------ running and comparing
@@ -439,7 +542,7 @@ def without_refused(case: Case, folder: Path, tries: int = 6) -> tuple[Case, lis
     refused = []
     for _ in range(tries):
         (folder / "p.diderot").write_text(case.text)
-        got = subprocess.run(["diderotc", "--double", "--exec", "p.diderot"], cwd=folder, capture_output=True,
+        got = subprocess.run(["diderotc", "--double", "--exec", *case.flags, "p.diderot"], cwd=folder, capture_output=True,
                              text=True, timeout=600)
         if got.returncode == 0:
             diderotc_build(folder)
@@ -458,7 +561,7 @@ def without_refused(case: Case, folder: Path, tries: int = 6) -> tuple[Case, lis
         if any('print("e' not in rows[n] for n in bad):
             raise RuntimeError(f"diderotc refused seed {case.seed} outside its printed lines:\n{err}")
         refused += [(rows[n].strip(), why) for n, why in sorted(bad.items())]
-        case = Case(case.seed, "\n".join(r for n, r in enumerate(rows) if n not in bad), case.argv)
+        case = replace(case, text="\n".join(r for n, r in enumerate(rows) if n not in bad))
     raise RuntimeError(f"diderotc kept refusing seed {case.seed}")
 
 
@@ -488,13 +591,15 @@ def diderotc_build(folder: Path) -> None:
                    capture_output=True, timeout=600)
 
 
-def run_diderotc(case: Case, folder: Path) -> tuple[int, str]:
-    got = subprocess.run(["./p", *case.argv], cwd=folder, capture_output=True, text=True, timeout=120)
+def run_diderotc(case: Case, folder: Path, cwd: Path | None = None) -> tuple[int, str]:
+    """Run diderotc's executable built in ``folder``, in ``cwd`` (default ``folder``): (exit status, printed text)."""
+    got = subprocess.run([str(folder / "p"), *case.argv], cwd=cwd or folder, capture_output=True, text=True, timeout=120)
     return got.returncode, got.stdout
 
 
-def run_tensorlang(case: Case, folder: Path, backend: str) -> tuple[int, str]:
-    """Run ``case`` as ``tensorlang run`` would, in ``folder``: (exit status, printed text or the error)."""
+def run_tensorlang(case: Case, folder: Path, backend: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    """Run ``case`` as ``tensorlang run`` would, in ``cwd`` (default ``folder``, which holds p.diderot): (exit
+    status, printed text or the error, the note of a C run that fell back to the interpreter)."""
     import io
     import os
     from contextlib import redirect_stderr, redirect_stdout
@@ -503,16 +608,16 @@ def run_tensorlang(case: Case, folder: Path, backend: str) -> tuple[int, str]:
     from tensorlang.errors import TensorLangError
 
     here = os.getcwd()
-    os.chdir(folder)
-    out = io.StringIO()
+    os.chdir(cwd or folder)
+    out, err = io.StringIO(), io.StringIO()
     try:
-        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        with redirect_stdout(out), redirect_stderr(err):
             rc = tl.compile(str(folder / "p.diderot"), backend=backend).main(list(case.argv))
-        return rc, out.getvalue()
+        return rc, out.getvalue(), "".join(ln for ln in err.getvalue().splitlines(True) if "note:" in ln)
     except TensorLangError as exc:
-        return -1, f"{exc}"
+        return -1, f"{exc}", ""
     except Exception as exc:  # noqa: BLE001 - a crash is a finding
-        return -2, f"{type(exc).__name__}: {exc}"
+        return -2, f"{type(exc).__name__}: {exc}", ""
     finally:
         os.chdir(here)
 
@@ -559,6 +664,111 @@ def expression(case: Case, label: str) -> str:
     return m.group(1) if m else "?"
 
 
+def compare_files(want: Path, got: Path) -> list[tuple[str, str, str]]:
+    """Where the NRRD files written in ``got`` differ from those in ``want``: a file one side lacks, a header, or
+    values (within 1e-9 of the file's largest, NaN of either sign where NaN, the sign of every zero); values that
+    agree once each side's rows are sorted are an "order" difference (a collection written in another order)."""
+    from unseen_inputs import outputs
+
+    a, b = outputs(want), outputs(got)
+    diffs = []
+    for name in sorted(set(a) | set(b)):
+        if name not in a or name not in b:
+            diffs.append((name, "written" if name in a else "<none>", "written" if name in b else "<none>"))
+        elif a[name]["header"] != b[name]["header"]:
+            diffs.append((name, " ".join(a[name]["header"]), " ".join(b[name]["header"])))
+        else:
+            x, y = a[name]["values"], b[name]["values"]
+            text = [" ".join(repr(v) for v in vs) for vs in (x, y)]
+            if not same_line(*text):
+                sizes = next(h for h in a[name]["header"] if h.startswith("sizes:")).split()[1:]
+                n = int(sizes[0]) if len(sizes) > 1 else 1
+                rows = [sorted(" ".join(repr(v) for v in vs[k:k + n]) for k in range(0, len(vs), n)) for vs in (x, y)]
+                kind = "order" if same_line(" ".join(rows[0]), " ".join(rows[1])) else "values"
+                diffs.append((f"{name} {kind}", text[0][:300], text[1][:300]))
+    return diffs
+
+
+def _negative_extent(case: Case) -> bool:
+    """Whether a range the strands are made over runs backwards by more than one (``2..-1``): diderotc's
+    executables multiply the ranges' signed lengths, so ``i in 3..1, j in 2..0`` makes one strand (i = j = 0), and
+    ``i in 3..0`` or ``i in -1..1, j in 2..-1`` fail to allocate (or crash in the global start block), where there
+    are no strands (docs/diderot.md)."""
+    its = re.findall(r"in (-?\w+)\.\.(-?\w+)", case.text.rsplit("create_", 1)[-1])
+    k0 = int(case.argv[case.argv.index("-k0") + 1])
+    ends = [[k0 if e == "k0" else -k0 if e == "-k0" else int(e) for e in it] for it in its]
+    return any(hi < lo - 1 for lo, hi in ends)
+
+
+def check_strands(case: Case, folder: Path, backends: list[str]) -> tuple[dict[str, list[tuple[str, str, str]]], str]:
+    """Build ``case`` with diderotc in ``folder``, run it and tensorlang's ``backends`` each in a folder of its
+    own, and say where each backend differs: the exit status, the printed lines (in order; "order" where only
+    their order differs), the files written (:func:`compare_files`), and a C run's fallback to the interpreter; and
+    what diderotc's executable did (its exit status, lines printed, files written)."""
+    case, _ = without_refused(case, folder)
+    runs = {}
+    for who in ["diderotc", *backends]:
+        (folder / who).mkdir()
+        runs[who] = (run_diderotc(case, folder, folder / who) if who == "diderotc"
+                     else run_tensorlang(case, folder, who, folder / who))
+    want = runs["diderotc"]
+    report = {}
+    for backend in backends:
+        got = runs[backend]
+        diffs = [("rc", str(want[0]), f"{got[0]} {got[1][:300] if got[0] < 0 else ''}")] if got[0] != want[0] else []
+        # a grid stopped by -l with no stable strand: diderotc's writes nothing, exit 1 (docs/diderot.md, known)
+        limited = (want[0], got[0]) == (1, 0) and "create_array" in case.text and "-l" in case.argv
+        if limited:
+            diffs = [("rc grid-limit", "1", "0")]
+        if got[0] == -1 and "error[backend]" in got[1]:  # (backend="c" refuses what it would leave to the interpreter)
+            diffs = [("fallback", "", got[1])]
+        backwards = diffs != [] and _negative_extent(case)
+        if backwards:
+            diffs = [("rc diderotc-ranges", str(want[0]), str(got[0]))]
+        if got[0] >= 0 and not backwards:
+            lines = compare(want[1], got[1])
+            if lines and sorted(want[1].splitlines()) == sorted(got[1].splitlines()):
+                lines = [("printed order", want[1][:300], got[1][:300])]
+            diffs += lines + ([] if limited else compare_files(folder / "diderotc", folder / backend))
+        if got[2]:
+            diffs.append(("fallback", "", got[2].strip()))
+        report[backend] = diffs
+    files = len(list((folder / "diderotc").glob("*.nrrd")))
+    return report, f"rc {want[0]}, {len(want[1].splitlines())} lines, {files} files"
+
+
+def _main_strands(seeds, backends: list[str], out: Path) -> int:
+    """``--mode strands``: each seed's program built by diderotc and checked (:func:`check_strands`); a program
+    that differs or that diderotc refuses is kept in ``out``."""
+    import json
+    import tempfile
+
+    totals: dict[str, int] = {"programs": 0}
+    for seed in seeds:
+        case = generate_strands(seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                report, did = check_strands(case, Path(tmp), backends)
+            except RuntimeError as exc:
+                print(exc, flush=True)
+                (out / f"refused{seed}.diderot").write_text(case.text)
+                continue
+        totals["programs"] += 1
+        for backend, diffs in report.items():
+            for k, w, g in diffs:
+                kind = k.split()[-1] if k.split()[-1] in ("order", "fallback", "grid-limit", "diderotc-ranges") else "differ"
+                totals[kind] = totals.get(kind, 0) + 1
+                print(f"  {backend} {k}:\n    diderotc {w}\n    {backend:8} {g}", flush=True)
+        print(f"seed {seed}: {' '.join(case.argv)}: {did}; " + ", ".join(f"{b} {len(v)} differ" for b, v in report.items()),
+              flush=True)
+        if any(report.values()):
+            (out / f"strands{seed}.diderot").write_text(case.text)
+            (out / f"strands{seed}.json").write_text(json.dumps({"argv": case.argv, "flags": case.flags,
+                                                                 "diffs": report}, indent=1))
+    print(totals)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     import argparse
     import json
@@ -572,10 +782,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--c", action="store_true", help="also run the C executor")
     ap.add_argument("--out", default="fuzz-out")
     ap.add_argument("--lines", type=int, default=60)
+    ap.add_argument("--mode", choices=["exprs", "strands"], default="exprs",
+                    help="printed expressions, or strand-level behaviour (generate_strands)")
     args = ap.parse_args(argv)
     lo, hi = map(int, args.seeds.split(":"))
     out = Path(args.out)
     out.mkdir(exist_ok=True)
+    if args.mode == "strands":
+        return _main_strands(range(lo, hi), ["interp", "c"] if args.c else ["interp"], out)
     totals = {"programs": 0, "lines": 0, "differ": 0}
     for seed in range(lo, hi):
         case = generate(seed, args.lines)
@@ -591,9 +805,9 @@ def main(argv: list[str]) -> int:
             for line, why in refused:
                 print(f"  diderotc refuses {line}: {why}", flush=True)
             want = run_diderotc(case, folder)
-            runs = {"interp": run_tensorlang(case, folder, "interp")}
+            runs = {"interp": run_tensorlang(case, folder, "interp")[:2]}
             if args.c:
-                runs["c"] = run_tensorlang(case, folder, "c")
+                runs["c"] = run_tensorlang(case, folder, "c")[:2]
             totals["programs"] += 1
             totals["lines"] += len(lines_of(want[1]))
             report = {}
