@@ -14,8 +14,8 @@ import unseen11_inputs
 
 #: runs where tensorlang differs from diderotc's executable on purpose (docs/diderot.md): run -> why
 DIFFERENT: dict[str, str] = {
-    **dict.fromkeys(["t14_0", "t14_n"], "a global field of globals the start block sets by foreach (N = (F - lo) / (hi - "
-                    "lo)): diderotc's executable probes it 4.5 times too small, though it prints lo and hi as set"),
+    **dict.fromkeys(["t14_0", "t14_n"], "a global field of globals the start block sets in foreach loops (N = (F - lo) / "
+                    "(hi - lo)): diderotc's executable reads wmax, set by max in another loop, in place of hi"),
     **dict.fromkeys(["t21_0", "t21_r"], "a global field of a matrix global the update changes and prints (mix • V): "
                     "diderotc keeps the matrix's first value there (its scalar gain reaches G)"),
 }
