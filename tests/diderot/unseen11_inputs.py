@@ -62,6 +62,10 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("t20_seqgrow", ("0", []), ("m", ["-maxlen", "2"]), ("s1", ["-s", "1"]))
     + _runs("t21_globalshift", ("0", []), ("r", ["-rate", "0.25"]))
     + _runs("t22_mat3ops", ("0", []))
+    + _runs("t23_startlocals", ("0", []), ("k", ["-k", "-2.5"]))
+    + _runs("t24_v1misc", ("0", []), ("sc", ["-scale", "-0.5"]))
+    + _runs("t25_newsnap", ("0", []), ("s1", ["-s", "1", "-cap", "12"]), ("l2", ["-l", "2", "-spread", "0.9"]))
+    + _runs("t26_evecs3", ("0", []))
 )
 
 
