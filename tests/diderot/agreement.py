@@ -152,6 +152,29 @@ def written(folder, make) -> dict[str, dict]:
         return outputs(Path(out))
 
 
+def input_files(build):
+    """A round's ``make(folder)`` and ``written(folder)`` (the functions :func:`run_stored` and :func:`remake` take)
+    from ``build(folder)``, which writes every input file of the round's runs: the files are built once (kept as
+    bytes) and copied into each folder asked for; ``written`` is what a run wrote there, less those files."""
+    import tempfile
+    from pathlib import Path
+
+    @functools.cache
+    def files() -> dict[str, bytes]:
+        with tempfile.TemporaryDirectory() as tmp:
+            build(Path(tmp))
+            return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
+
+    def make(folder) -> None:
+        for name, data in files().items():
+            (Path(folder) / name).write_bytes(data)
+
+    def written_there(folder) -> dict[str, dict]:
+        return written(folder, make)
+
+    return make, written_there
+
+
 @functools.cache
 def compiled(path: str, backend: str):
     """The program at ``path`` compiled for ``backend`` (once a session)."""

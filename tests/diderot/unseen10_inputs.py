@@ -11,8 +11,6 @@ written to combine the features")."""
 from __future__ import annotations
 
 import sys
-import tempfile
-from functools import cache
 from pathlib import Path
 
 import agreement
@@ -23,28 +21,21 @@ PROGRAMS = Path(__file__).parent / "more" / "unseen10"
 STORED = PROGRAMS / "diderotc.json"
 
 
-def make(folder: Path) -> None:
-    """Every input file of RUNS, written into ``folder`` (about 40 kB)."""
-    for name, data in _files().items():
-        (Path(folder) / name).write_bytes(data)
+def _build(f: Path) -> None:
+    o2, o3 = "space origin: (-2.5,-2.25)", "space origin: (-2,-2,-2)"
+    d2, d3 = "(0.5,0) (0,0.5)", "(0.5,0,0) (0,0.5,0) (0,0,0.5)"
+    write(f / "img2.nrrd", grid([11, 10]), ["space dimension: 2", f"space directions: {d2}", o2])
+    write(f / "vol.nrrd", grid([9, 9, 9]), ["space dimension: 3", f"space directions: {d3}", o3])
+    for name, sizes, kind, comps in (("vec2", [11, 10], "2-vector", 2), ("mat2", [11, 10], "2D-matrix", 4),
+                                     ("vec3", [9, 9, 9], "3-vector", 3), ("mat3", [9, 9, 9], "3D-matrix", 9)):
+        space = ["space dimension: 2", f"space directions: none {d2}", o2] if len(sizes) == 2 else \
+            ["space dimension: 3", f"space directions: none {d3}", o3]
+        write(f / f"{name}.nrrd", grid(sizes, comps), space + [f"kinds: {kind}" + " space" * len(sizes)])
+    write(f / "line.nrrd", grid([16]), ["space dimension: 1", "space directions: (0.25)", "space origin: (-2)"])
+    write(f / "rs.nrrd", [0.5, -1.25, 3.0, 2.0, 7.5], ["kinds: list"], t="double")
 
 
-@cache
-def _files() -> dict[str, bytes]:
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp)
-        o2, o3 = "space origin: (-2.5,-2.25)", "space origin: (-2,-2,-2)"
-        d2, d3 = "(0.5,0) (0,0.5)", "(0.5,0,0) (0,0.5,0) (0,0,0.5)"
-        write(f / "img2.nrrd", grid([11, 10]), ["space dimension: 2", f"space directions: {d2}", o2])
-        write(f / "vol.nrrd", grid([9, 9, 9]), ["space dimension: 3", f"space directions: {d3}", o3])
-        for name, sizes, kind, comps in (("vec2", [11, 10], "2-vector", 2), ("mat2", [11, 10], "2D-matrix", 4),
-                                         ("vec3", [9, 9, 9], "3-vector", 3), ("mat3", [9, 9, 9], "3D-matrix", 9)):
-            space = ["space dimension: 2", f"space directions: none {d2}", o2] if len(sizes) == 2 else \
-                ["space dimension: 3", f"space directions: none {d3}", o3]
-            write(f / f"{name}.nrrd", grid(sizes, comps), space + [f"kinds: {kind}" + " space" * len(sizes)])
-        write(f / "line.nrrd", grid([16]), ["space dimension: 1", "space directions: (0.25)", "space origin: (-2)"])
-        write(f / "rs.nrrd", [0.5, -1.25, 3.0, 2.0, 7.5], ["kinds: list"], t="double")
-        return {p.name: p.read_bytes() for p in f.iterdir()}
+make, written = agreement.input_files(_build)  # every input file of RUNS (about 40 kB); what a run wrote
 
 
 def _runs(prog: str, *argvs: tuple[str, list[str]]) -> list[tuple[str, str, list[str]]]:

@@ -8,10 +8,8 @@ diderotc is on PATH (docs/diderot.md, "Programs written to combine the features"
 
 from __future__ import annotations
 
-from functools import cache
 import gzip
 import sys
-import tempfile
 from pathlib import Path
 
 import agreement
@@ -40,19 +38,6 @@ def write(path: Path, data, lines: list[str], t="float", enc="raw", endian="litt
         Path(path).write_text("\n".join(head + [f"data file: {detached}"]) + "\n")
     else:
         Path(path).write_bytes(("\n".join(head) + "\n\n").encode() + raw)
-
-
-def make(folder: Path) -> None:
-    """Every input file of RUNS, written into ``folder`` (a few kilobytes each)."""
-    for name, data in _files().items():
-        (Path(folder) / name).write_bytes(data)
-
-
-@cache
-def _files() -> dict[str, bytes]:
-    with tempfile.TemporaryDirectory() as tmp:
-        _make(Path(tmp))
-        return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
 
 
 def _make(f: Path) -> None:
@@ -128,9 +113,7 @@ def _make(f: Path) -> None:
     write(f / "dti_mf.nrrd", t9, st + ["kinds: 3D-matrix space space space", "measurement frame: (0,1,0) (-1,0,0) (0,0,1)"])
 
 
-def written(folder: Path) -> dict[str, dict]:
-    """What a run wrote into ``folder``, less the input files ``make`` wrote."""
-    return agreement.written(folder, make)
+make, written = agreement.input_files(_make)  # every input file of RUNS (a few kilobytes each); what a run wrote
 
 
 #: each run: (its name, the program, its command line)

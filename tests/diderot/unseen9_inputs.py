@@ -9,8 +9,6 @@ outputs of diderotc's executables on them (``more/unseen9/diderotc.json``): ``di
 from __future__ import annotations
 
 import sys
-import tempfile
-from functools import cache
 from pathlib import Path
 
 import agreement
@@ -20,28 +18,16 @@ PROGRAMS = Path(__file__).parent / "more" / "unseen9"
 STORED = PROGRAMS / "diderotc.json"
 
 
-def make(folder: Path) -> None:
-    """Every input file of RUNS, written into ``folder`` (a few hundred bytes)."""
-    for name, data in _files().items():
-        (Path(folder) / name).write_bytes(data)
+def _build(f: Path) -> None:
+    write(f / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)", "space origin: (-2,-1.75)"])
+    write(f / "img_rot.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0.2) (-0.2,0.5)",
+                                             "space origin: (-1.5,-1.4)"])
+    pts = [[0.1 + 0.37 * i, 0.7 - 0.29 * ((i * 5) % 7)] for i in range(6)]  # float samples: rounded to float32
+    write(f / "pts.nrrd", pts, ["kinds: 2-vector list"])
+    write(f / "ws.nrrd", [0.1, 0.7, -1.3], ["kinds: list"])
 
 
-@cache
-def _files() -> dict[str, bytes]:
-    with tempfile.TemporaryDirectory() as tmp:
-        write(Path(tmp) / "img.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0) (0,0.5)",
-                                                       "space origin: (-2,-1.75)"])
-        write(Path(tmp) / "img_rot.nrrd", grid([9, 8]), ["space dimension: 2", "space directions: (0.5,0.2) (-0.2,0.5)",
-                                                           "space origin: (-1.5,-1.4)"])
-        pts = [[0.1 + 0.37 * i, 0.7 - 0.29 * ((i * 5) % 7)] for i in range(6)]  # float samples: rounded to float32
-        write(Path(tmp) / "pts.nrrd", pts, ["kinds: 2-vector list"])
-        write(Path(tmp) / "ws.nrrd", [0.1, 0.7, -1.3], ["kinds: list"])
-        return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
-
-
-def written(folder: Path) -> dict[str, dict]:
-    """What a run wrote into ``folder``, less the input files ``make`` wrote."""
-    return agreement.written(folder, make)
+make, written = agreement.input_files(_build)  # every input file of RUNS (a few hundred bytes); what a run wrote
 
 
 def _runs(prog: str, *argvs: tuple[str, list[str]]) -> list[tuple[str, str, list[str]]]:

@@ -28,5 +28,4 @@ void tl_set_armax(int64_t m);
 void tl_out_real(const double *T, int64_t n, const int64_t *rows, int64_t m, const int64_t *cols, int64_t count, double *out);
 void tl_kp_use(int64_t *kp);
 void tl_kp_free(int64_t *kp);
-int64_t tl_kp_len(int64_t h);
-void tl_kp_copy(int64_t h, int64_t c, void *out);
+void tl_kp_gather(const int64_t *hs, int64_t n, int64_t c, int64_t *lens, void *out);

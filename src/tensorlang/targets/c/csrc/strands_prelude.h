@@ -99,6 +99,8 @@ void tl_kp_use(int64_t *kp) { tl_kp = kp; }
 void tl_kp_free(int64_t *kp) { for (tl_kb *k = (tl_kb *)(intptr_t)kp[0], *x; k; k = x) { x = k->next; free(k->d); free(k); } kp[0] = kp[1] = 0; }
 int64_t tl_kp_len(int64_t h) { return h ? ((tl_kb *)(intptr_t)h)->n : 0; }
 void tl_kp_copy(int64_t h, int64_t c, void *out) { if (tl_kp_len(h)) memcpy(out, ((tl_kb *)(intptr_t)h)->d, sizeof(tl_cell) * (size_t)(tl_kp_len(h) * c)); }
+void tl_kp_gather(const int64_t *hs, int64_t n, int64_t c, int64_t *lens, tl_cell *out) {  /* n blocks' lengths, (out) cells */
+    for (int64_t j = 0; j < n; j++) { lens[j] = tl_kp_len(hs[j]); if (out) { tl_kp_copy(hs[j], c, out); out += lens[j] * c; } } }
 static int64_t tl_ar_kget(int64_t h, int64_t c, int64_t at) {  /* h's items (of c cells) at the arena's top */
     int64_t b = tl_ar_new(tl_kp_len(h), c, at); if (b >= 0) tl_kp_copy(h, c, tl_ar + b); return b; }
 static int64_t tl_ar_keep(int64_t h, int64_t b, int64_t n, int64_t c, int64_t at) {  /* h holding n items from b */
