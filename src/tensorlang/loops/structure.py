@@ -44,16 +44,16 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
     return found
 
 
-def _chain(body: tuple[Node, ...], variables: list[str]) -> list[Loop] | None:
-    """The loops over ``variables`` (outermost first) that ``body`` starts with, else None."""
-    loops_: list[Loop] = []
-    nodes = body
+def chain(body: tuple[Node, ...], variables) -> list[Loop] | None:
+    """The loops over ``variables`` (outermost first) that ``body`` starts with, each the
+    first node of the one outside it; else None."""
+    loops: list[Loop] = []
     for var in variables:
-        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
+        if not body or not isinstance(body[0], Loop) or body[0].var != var:
             return None
-        loops_.append(nodes[0])
-        nodes = nodes[0].body
-    return loops_
+        loops.append(body[0])
+        body = body[0].body
+    return loops
 
 
 def _enclosed(nodes, outer: frozenset[str] = frozenset()) -> bool:
@@ -252,7 +252,7 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     """``nest`` zeroing its target, then running over ``support`` only (docs/structure.md,
     "Compressed computation")."""
     variables = [v for v, _ in nest.statement.index]
-    loops_ = _chain(nest.body, variables) if variables else None
+    loops_ = chain(nest.body, variables) if variables else None
     plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
     store_slot = next((n.slot for n in loops_[-1].body if isinstance(n, Store)), None) if loops_ else None
     if plan is None or all(p is None for p in plan) or store_slot is None \
@@ -414,7 +414,7 @@ def _planned_extent(plan: tuple | None, extent: int) -> int:
 def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
     """The body of ``nest``'s target loops where it is only their chain storing ``slot``."""
     variables = [v for v, _ in nest.statement.index]
-    loops_ = _chain(nest.body, variables) if variables and len(nest.body) == 1 else None
+    loops_ = chain(nest.body, variables) if variables and len(nest.body) == 1 else None
     if loops_ is None:
         return None
     inner = loops_[-1].body
