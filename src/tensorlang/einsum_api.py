@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+from functools import partialmethod
 from typing import Any, Callable
 
 import numpy as np
@@ -155,8 +156,7 @@ def _count(operands) -> int:
 class EinsumMemoryError(TensorLangError, MemoryError):
     """error[too-large] for a result numpy cannot allocate, and the MemoryError numpy raises."""
 
-    def __init__(self, message: str):
-        super().__init__("too-large", message)
+    __init__ = partialmethod(TensorLangError.__init__, "too-large")  # (message)
 
 
 def _numpy_einsum(*operands, via=_NUMPY_EINSUM, **options):

@@ -120,8 +120,7 @@ class ArgumentError(TensorLangError, TypeError):
     """error[input] for a call whose arguments do not fit a public function's signature:
     also a ``TypeError``, as Python's own would be (docs/api.md, "Arguments")."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
+    __init__ = functools.partialmethod(TensorLangError.__init__, "input")  # (message)
 
 
 class Unpicklable:

@@ -10,7 +10,7 @@ from ..ein import ir as ein
 from ..ein.forms import monomial
 from ..ein.index import has_affine
 from ..schedule.plan import BufferPlan
-from .ir import BinOp, Const, Load, Loop, Nest, Node, Scalar, Store, substitute
+from .ir import BinOp, Const, Load, Loop, Nest, Node, Scalar, Store, around, substitute
 from ..schedule.padding import TRUE, decide as decide_padding
 from .lower import rezero, scalar
 from ..machine import PARALLEL_WORK
@@ -99,15 +99,11 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
         var, extent = found.summed[d]
         if extent < 2:
             continue
-        inner: tuple[Node, ...] = (row(BinOp("+", point, substitute(product, dict.fromkeys(names[:d], 0)))),)
-        for name, n in reversed(found.summed[d + 1:]):
-            inner = (Loop(name, n, inner),)
+        inner = around((row(BinOp("+", point, substitute(product, dict.fromkeys(names[:d], 0)))),), found.summed[d + 1:])
         body.append(Loop(var, extent, inner, start=1))
     if found.scale is not None:
         body.append(row(scalar(found.scale, slots)))
-    result = tuple(body)
-    for var, n in reversed(stmt.index[:-1]):
-        result = (Loop(var, reach(var, n), result),)
+    result = around(tuple(body), [(var, reach(var, n)) for var, n in stmt.index[:-1]])
     if padding is not None and padding.rezero:
         result = (*result, *rezero(slot, tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return replace(nest, body=result, interchanged=True)

@@ -204,6 +204,13 @@ class BlasProduct:
 Node = Union[Loop, Init, Update, Store, Copy, Declare, Rebuild, Tile, BlasProduct]
 
 
+def around(body: tuple, loops) -> tuple:
+    """``body`` inside ``loops`` ((variable, extent) or (variable, extent, start), outermost first)."""
+    for var, extent, *start in reversed(loops):
+        body = (Loop(var, extent, body, start=start[0] if start else 0),)
+    return body
+
+
 def plain(node):
     """``node``, or the loop a :class:`Tile` or :class:`BlasProduct` computes another way."""
     return node.loop if isinstance(node, (Tile, BlasProduct)) else node

@@ -13,7 +13,7 @@ from ..schedule.padding import StatementPadding, decide as decide_padding, padde
 from ..schedule.plan import BufferPlan
 from ..semantics.values import power_exponent
 from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Power, Scalar, Select,
-                 Store, Update)
+                 Store, Update, around)
 
 
 def _position(i: ein.Index):
@@ -113,8 +113,7 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
     here = tuple(name for name, _ in stmt.index)
     # the scratch buffer is flat: a printer indexes it by the target's row-major offset
     body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch_for(stmt), here, value))
-    for var, extent in reversed(stmt.index):
-        body = (Loop(var, padding.extent(var, extent) if padding else extent, body),)
+    body = around(body, [(var, padding.extent(var, extent) if padding else extent) for var, extent in stmt.index])
     if not in_place:
         shape = tuple(n for _, n in stmt.index)
         count = math.prod(padded_shape(shape, buffers.pad))  # the scratch holds the target's padded layout

@@ -14,7 +14,7 @@ from ..machine import TILE_BYTES, TILE_VECTORS  # a tile's vector bytes and regi
 from ..schedule.padding import RAGGED_TILE_BYTES, decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
-from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, loads, substitute, walk
+from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, around, loads, substitute, walk
 from .lower import scalar
 
 #: Whether fused loops use these micro-kernels (:mod:`.fusion`) without, and with, fused multiply-add.
@@ -74,9 +74,7 @@ class _Site:
 
     def outside(self, nest: tuple[Node, ...]) -> tuple[Node, ...]:
         """``nest`` inside the statement's loops other than x and y, in their order."""
-        for name, n in reversed([(name, n) for name, n in self.here[:-1] if name != self.y]):
-            nest = (Loop(name, n, nest),)
-        return nest
+        return around(nest, [(name, n) for name, n in self.here[:-1] if name != self.y])
 
 
 def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | None:

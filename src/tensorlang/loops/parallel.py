@@ -11,6 +11,7 @@ from ..machine import PARALLEL_WORK, SIMD_REDUCTION_MIN  # PARALLEL_WORK: where 
 from ..sampling.kernels import KERNELS
 from ..schedule.steps import GramStep, ProbeStep
 from .ir import Loop, Nest, Node, footprint, work
+from .structure import chain
 
 
 #: Scalar operations per element touched (:func:`intensity`) from which a nest is arithmetic
@@ -119,18 +120,12 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
         return replace(nest, body=tuple(share(node, threads) if isinstance(node, Loop) and node.reductions and all(
             op in ("+", "*") for op, _ in node.reductions) and (threads := team(total, parallel_work, node.extent)) is not None
             else node for node in body))
-    variables = [name for name, _ in (index[:-1] if nest.interchanged else index)]
-    chain: list[Loop] = []  # the loops over variables, outermost first, each the first node of the one outside it
-    nodes = body  # (a scratch statement's nest is its loops, then a Copy)
-    for var in variables:
-        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
-            break
-        chain.append(nodes[0])
-        nodes = nodes[0].body
-    if len(chain) < len(variables) or not chain:
+    # the loops over the output variables (a scratch statement's nest is its loops, then a Copy)
+    loops = chain(body, [name for name, _ in (index[:-1] if nest.interchanged else index)])
+    if not loops:
         return replace(nest, body=body)
-    outer = chain[0]
-    total = math.prod(loop.extent for loop in chain) * work(chain[-1].body)
+    outer = loops[0]
+    total = math.prod(loop.extent for loop in loops) * work(loops[-1].body)
     threads = team(total, parallel_work, outer.extent)
     if threads is not None:
         body = (share(outer, threads), *body[1:])

@@ -16,7 +16,7 @@ from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
 from ..analysis.structure import isl  # islpy on first use
-from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
+from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, around,
                  Rebuild, Store, Update, loads, replace_nodes, slots, walk)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
@@ -44,23 +44,16 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
     return found
 
 
-def _around(body: tuple[Node, ...], spec) -> tuple[Node, ...]:
-    """``body`` inside the loops of ``spec`` ((variable, extent, start), outermost first)."""
-    for var, extent, start in reversed(spec):
-        body = (Loop(var, extent, body, start=start),)
-    return body
-
-
-def _chain(body: tuple[Node, ...], variables: list[str]) -> list[Loop] | None:
-    """The loops over ``variables`` (outermost first) that ``body`` starts with, else None."""
-    loops_: list[Loop] = []
-    nodes = body
+def chain(body: tuple[Node, ...], variables) -> list[Loop] | None:
+    """The loops over ``variables`` (outermost first) that ``body`` starts with, each the
+    first node of the one outside it; else None."""
+    loops: list[Loop] = []
     for var in variables:
-        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
+        if not body or not isinstance(body[0], Loop) or body[0].var != var:
             return None
-        loops_.append(nodes[0])
-        nodes = nodes[0].body
-    return loops_
+        loops.append(body[0])
+        body = body[0].body
+    return loops
 
 
 def _enclosed(nodes, outer: frozenset[str] = frozenset()) -> bool:
@@ -72,7 +65,7 @@ def _enclosed(nodes, outer: frozenset[str] = frozenset()) -> bool:
 def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], mapping: Mapping[str, object]
             ) -> tuple[Node, ...]:
     """``nodes`` with each loop over a variable of ``loops_of`` replaced by the loops of a
-    list (as :func:`_around`'s), else started where it says; indices mapped by ``mapping``."""
+    list (as :func:`.ir.around`'s), else started where it says; indices mapped by ``mapping``."""
     out: list[Node] = []
     for node in nodes:
         if not isinstance(node, Loop):
@@ -81,7 +74,7 @@ def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], m
         body = _reloop(node.body, loops_of, mapping)
         spec = loops_of.get(node.var)
         if isinstance(spec, list):
-            out.extend(_around(body, spec))
+            out.extend(around(body, spec))
         else:  # a start at a variable ``mapping`` replaces follows it (:func:`substitute_indices`)
             node = substitute_indices(replace(node, body=()), mapping) if spec is None else replace(node, start=spec)
             out.append(replace(node, body=body))
@@ -144,7 +137,7 @@ def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True)
         stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
         compute.extend(body)
         if stores:
-            rebuild.extend(_around(tuple(stores), spec))
+            rebuild.extend(around(tuple(stores), spec))
     return replace(nest, body=tuple(compute) + tuple(rebuild))
 
 
@@ -234,25 +227,19 @@ def _map_index(i, mapping: Mapping[str, object]):
 
 def substitute_indices(node: Any, mapping: Mapping[str, object]) -> Any:
     """``node`` (any loop-IR node or scalar) with its indices mapped (:func:`_map_index`)."""
-    if not is_dataclass(node) or isinstance(node, type):
-        return node
-    changes: dict[str, Any] = {}
-    for f in fields(node):
-        value = getattr(node, f.name)
-        if f.name in ("indices",):
-            changes[f.name] = tuple(_map_index(i, mapping) for i in value)
-        elif f.name in ("first", "second", "var") and not isinstance(node, Loop):
-            changes[f.name] = _map_index(value, mapping)
-        elif isinstance(value, tuple) and value and is_dataclass(value[0]):
-            changes[f.name] = tuple(substitute_indices(v, mapping) for v in value)
-        elif is_dataclass(value):
-            changes[f.name] = substitute_indices(value, mapping)
-    if isinstance(node, Loop) and isinstance(node.start, str) and node.start in mapping:
-        target = mapping[node.start]
-        # a start at a fixed or renamed loop follows it; at an offset one, from 0 (a
-        # superset of the points: the extra ones are promised zeros)
-        changes["start"] = target if isinstance(target, (int, str)) else 0
-    return replace(node, **changes)
+    def mapped(n: Any) -> Any:
+        if not is_dataclass(n) or isinstance(n, type):
+            return None
+        changes: dict[str, Any] = {f.name: tuple(_map_index(i, mapping) for i in getattr(n, f.name)) if f.name == "indices"
+                                   else _map_index(getattr(n, f.name), mapping) for f in fields(n)
+                                   if f.name in ("indices", "first", "second", "var") and not isinstance(n, Loop)}
+        if isinstance(n, Loop) and isinstance(n.start, str) and n.start in mapping:
+            target = mapping[n.start]
+            # a start at a fixed or renamed loop follows it; at an offset one, from 0 (a
+            # superset of the points: the extra ones are promised zeros)
+            changes["start"] = target if isinstance(target, (int, str)) else 0
+        return replace(n, **changes) if changes else None
+    return replace_nodes(node, mapped, inside=True)
 
 
 def restricts(found: TensorStructure) -> bool:
@@ -265,7 +252,7 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     """``nest`` zeroing its target, then running over ``support`` only (docs/structure.md,
     "Compressed computation")."""
     variables = [v for v, _ in nest.statement.index]
-    loops_ = _chain(nest.body, variables) if variables else None
+    loops_ = chain(nest.body, variables) if variables else None
     plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
     store_slot = next((n.slot for n in loops_[-1].body if isinstance(n, Store)), None) if loops_ else None
     if plan is None or all(p is None for p in plan) or store_slot is None \
@@ -281,7 +268,7 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
             loops_of[variables[d]] = variables[p[1]]
     if None in mapping.values() or any(start in mapping for start in loops_of.values() if isinstance(start, str)):
         return nest
-    zero = _around((Store(store_slot, tuple(variables), Const(0.0)),), [(v, n, 0) for v, n in nest.statement.index])
+    zero = around((Store(store_slot, tuple(variables), Const(0.0)),), [(v, n, 0) for v, n in nest.statement.index])
     return replace(nest, body=zero + _reloop(nest.body[:1], loops_of, mapping) + nest.body[1:])
 
 
@@ -427,7 +414,7 @@ def _planned_extent(plan: tuple | None, extent: int) -> int:
 def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
     """The body of ``nest``'s target loops where it is only their chain storing ``slot``."""
     variables = [v for v, _ in nest.statement.index]
-    loops_ = _chain(nest.body, variables) if variables and len(nest.body) == 1 else None
+    loops_ = chain(nest.body, variables) if variables and len(nest.body) == 1 else None
     if loops_ is None:
         return None
     inner = loops_[-1].body
@@ -484,8 +471,8 @@ def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot:
     chain, node = matched
     if any(loop_.var in {v for v, _, _ in inner} for loop_ in chain):
         return None
-    update = _around((Store(slot, here, BinOp("+", Load(slot, here), node.value)),), inner)
-    return _around((Store(slot, here, Const(0.0)),), inner) + _around(update, [(c.var, c.extent, c.start) for c in chain])
+    update = around((Store(slot, here, BinOp("+", Load(slot, here), node.value)),), inner)
+    return around((Store(slot, here, Const(0.0)),), inner) + around(update, [(c.var, c.extent, c.start) for c in chain])
 
 
 # ------------------------------------------------------------------ packed unique sets
@@ -648,7 +635,7 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
         compute: tuple[Node, ...] = tiled
     else:
         rows = _rows(body, spec[-1:], target_slot, here)
-        compute = _around(body, spec) if rows is None else _around(rows, spec[:-1])
+        compute = around(body, spec) if rows is None else around(rows, spec[:-1])
     rebuild = _unpack_nests(slot, target_slot, variables, extents, dim_runs, groups, previous)
     return replace(nest, body=tuple(declares) + tuple(copies) + compute + rebuild, wide_vectors=True, packs=tuple(recorded))
 
@@ -672,7 +659,7 @@ def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[in
             else:
                 src.append(names[t])
                 dst.append(names[t])
-        inner.extend(_around((Store(packed, tuple(dst), Load(source, tuple(src))),),
+        inner.extend(around((Store(packed, tuple(dst), Load(source, tuple(src))),),
                              [(names[t], run_of[t].length, 0) for t in packed_dims]))
     # the padding: along each packed dimension, the positions past the unique ones
     for t in packed_dims:
@@ -680,9 +667,9 @@ def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[in
         if used == packed_shape[t]:
             continue
         index = tuple(_affine0([(names[u], 1)], used) if u == t else names[u] for u in range(len(shape)))
-        inner.extend(_around((Store(packed, index, Const(0.0)),),
+        inner.extend(around((Store(packed, index, Const(0.0)),),
                              [(names[u], packed_shape[u] - used if u == t else packed_shape[u], 0) for u in packed_dims]))
-    return list(_around(tuple(inner), [(names[t], shape[t], 0) for t in range(len(shape)) if t not in along]))
+    return list(around(tuple(inner), [(names[t], shape[t], 0) for t in range(len(shape)) if t not in along]))
 
 
 def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[int],
@@ -717,7 +704,7 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
         count += len(stores)
         if count > REBUILD_TABLE_STORES:
             return (_rebuild_table(slot, packed, extents, dim_runs, groups),)
-        nests.extend(_around(tuple(stores), spec))
+        nests.extend(around(tuple(stores), spec))
     return tuple(nests)
 
 
@@ -758,7 +745,7 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
     out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
     nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), xs == yv, chain,
                                              substitute_indices(node.value, mapping), slot, out_index, acc_slot),)
-    return _around(nest, spec[:-2])
+    return around(nest, spec[:-2])
 
 
 def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], triangular: bool,
@@ -767,10 +754,10 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], tr
     in block), ``blocks`` blocks each way, summand ``value``, target index ``out_index``."""
     yb, xb, yu, xu = names
     block, spec = (yu, xu), [(yu, TILE, 0), (xu, TILE, 0)]
-    update = _around(_around((Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),), spec),
+    update = around(around((Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),), spec),
                      [(c.var, c.extent, c.start) for c in chain])
-    tile = (Declare(acc_slot, (TILE, TILE)), *_around((Store(acc_slot, block, Const(0.0)),), spec), *update,
-            *_around((Store(slot, out_index, Load(acc_slot, block)),), spec))
+    tile = (Declare(acc_slot, (TILE, TILE)), *around((Store(acc_slot, block, Const(0.0)),), spec), *update,
+            *around((Store(slot, out_index, Load(acc_slot, block)),), spec))
     return Loop(yb, blocks[0], (Loop(xb, blocks[1], tile, start=yb if triangular else 0),))
 
 
@@ -1001,6 +988,6 @@ def _without_copy(body: tuple[Node, ...], pc: PackedCopy) -> tuple[Node, ...]:
                     if reads_copy else node)
     if used < pc.shape[pc.along]:
         names = [f"pk{t}" for t in range(len(pc.shape))]
-        kept = list(_around((Store(pc.source, tuple(names), Const(0.0)),),
+        kept = list(around((Store(pc.source, tuple(names), Const(0.0)),),
                             [(names[t], pc.shape[t], used if t == pc.along else 0) for t in range(len(pc.shape))])) + kept
     return tuple(kept)

@@ -4,12 +4,9 @@ each step with its statements and the reason for BLAS or loops under each."""
 from __future__ import annotations
 
 from ..ein.printer import statement_to_text
+from ..semantics.interface import show
 from .plan import SCRATCH, Schedule
 from .steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, Step, statement_of
-
-
-def _shape(shape: tuple[int, ...]) -> str:
-    return "[" + " ".join(map(str, shape)) + "]"
 
 
 def step_title(step: Step) -> str:
@@ -52,17 +49,17 @@ def to_text(schedule: Schedule) -> str:
     for n, buffer in enumerate(plan.buffers):
         note = "  pooled" if buffer.pooled else ""
         if plan.pad > 1 and buffer.name != SCRATCH:
-            note += f"  padded to {_shape(storage[n])} (pad {plan.pad})"
+            note += f"  padded to {show(storage[n])} (pad {plan.pad})"
         if buffer.name == SCRATCH:
             note += "  (statements that read their target elsewhere write here, then copy)"
         if buffer.alias:
             note += f"  in {buffer.alias}'s buffer (a view of its first {buffer.size} elements)"
-        lines.append(f"  v{n:<3} {buffer.name:<{width}}  {_shape(buffer.shape):<12} {buffer.role}{note}")
+        lines.append(f"  v{n:<3} {buffer.name:<{width}}  {show(buffer.shape):<12} {buffer.role}{note}")
     for k, local in enumerate(plan.locals):
         slot = len(plan.buffers) + k
         what = ("one iteration of a fused loop" if local.per_iteration
                 else "a transposed copy, made once per call before the fused loop")
-        lines.append(f"  v{slot:<3} {local.name:<{width}}  {_shape(local.storage):<12} local  ({what})")
+        lines.append(f"  v{slot:<3} {local.name:<{width}}  {show(local.storage):<12} local  ({what})")
     for shared in plan.shared:
         how = (f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
                if shared.in_result else f"reuses {shared.owner}'s buffer from statement {shared.at + 1}")

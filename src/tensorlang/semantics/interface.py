@@ -143,8 +143,8 @@ def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, conti
     layout, flat = "C-contiguous, aligned " if contiguous else "", target.flags.c_contiguous and target.flags.aligned
     if target.shape != tuple(shape) or target.dtype != dtype or (contiguous and not flat):
         scattered = "" if not layout or flat else ", not C-contiguous" if not target.flags.c_contiguous else ", not aligned"
-        raise error("input", f"{label} must be a {layout}{np.dtype(dtype).name} array of shape {_shown(shape)}, got "
-                    f"{target.dtype} of shape {_shown(target.shape)}{scattered}", span)
+        raise error("input", f"{label} must be a {layout}{np.dtype(dtype).name} array of shape {show(shape)}, got "
+                    f"{target.dtype} of shape {show(target.shape)}{scattered}", span)
     if not target.flags.writeable:
         raise error("input", f"{label} is read-only", span)
     if shares_elements(target):  # a writeable broadcast view: its results would overwrite each other
@@ -173,6 +173,6 @@ def shares_elements(a: np.ndarray) -> bool:
     return False
 
 
-def _shown(shape) -> str:
-    """A shape as the language writes types, ``[3 4]`` (types.show imports this module)."""
+def show(shape) -> str:
+    """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar (:mod:`.types` shows it so too)."""
     return "[" + " ".join(str(d) for d in shape) + "]"

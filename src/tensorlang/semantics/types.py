@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import Diagnostic, TensorLangError
-from .interface import Interface, interface
+from .interface import Interface, interface, show
 from .sizes import Sym, derived_of, symbols_of
 
 #: A type: its extents, numbers or symbols (:mod:`.sizes`) before a binding.
@@ -23,11 +23,6 @@ MAX_ELEMENTS = 2**62
 #: The most dimensions a variable may have: numpy's limit (numpy.ndarray has at most 64),
 #: which every target relies on.
 MAX_RANK = 64
-
-
-def show(shape: Shape) -> str:
-    """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
-    return "[" + " ".join(str(d) for d in shape) + "]"
 
 
 @dataclass(frozen=True)

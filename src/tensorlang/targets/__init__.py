@@ -17,8 +17,7 @@ from . import dask as dask_target
 from .c import strands as _c_strands  # noqa: F401 - registers the strand executor (strand_ir.EXECUTORS)
 from .c.codegen import print_c
 from .c.runtime import CKernel
-from .interp import InterpTarget
-from .numpy import runtime as numpy_runtime
+from .interp import InterpTarget, NumpyTarget
 from .numpy.codegen import compile_numpy
 
 
@@ -96,7 +95,7 @@ REGISTRY: dict[str, Target] = {
     # (by name: no shared buffers)
     "numpy": Target("numpy", lambda dtype, pad, blas, parallel_work: Caps(fuse=False, reuse=False, blas=blas, gemm_copies=False),
                     lambda program, schedule, loops, caps: compile_numpy(program, schedule.dtype, schedule),
-                    numpy_runtime.build, ("opt", "facts", "schedule", "code", "build")),
+                    NumpyTarget.build, ("opt", "facts", "schedule", "code", "build")),
     "interp": Target("interp", lambda *args: Caps(), None, InterpTarget.build, ("build",)),
     "dask": Target("dask", lambda *args: Caps(), None, _wraps_a_kernel, (), chunked=dask_target.run_chunked),
 }

@@ -1,5 +1,6 @@
-"""The reference interpreter as a target: it runs the ``reference`` the pipeline was given
-(the front end's own semantics, or EIN's evaluator), never a schedule: the oracle."""
+"""The store-based targets: the reference interpreter, which runs the ``reference`` the
+pipeline was given (the front end's own semantics, or EIN's evaluator), never a schedule:
+the oracle; and the NumPy target, a schedule as generated Python (:mod:`.numpy.codegen`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..semantics.interface import Role
+from ..semantics.interface import Role, initial_store
+from .numpy.codegen import NumpyKernel
 
 
 class InterpTarget:
@@ -39,3 +41,20 @@ class InterpTarget:
             else:
                 results[name] = store[name]
         return results
+
+
+class NumpyTarget(InterpTarget):
+    """A program on the NumPy target: its schedule's steps as generated Python over a store of named arrays."""
+
+    def __init__(self, compiled: NumpyKernel, shapes, roles, dtype: np.dtype):
+        super().__init__(compiled, roles, dtype)
+        self.source = compiled.source
+        self._store_args = (shapes, roles)  # what every call needs, looked up once
+
+    @classmethod
+    def build(cls, code: NumpyKernel, schedule, facts, options, reference=None) -> "NumpyTarget":
+        return cls(code, facts.shapes, facts.roles, np.dtype(schedule.dtype))
+
+    def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
+        shapes, roles = self._store_args
+        return self.results(self.reference(initial_store(shapes, roles, supplied, self._dtype)), targets)

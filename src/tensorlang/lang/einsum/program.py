@@ -6,6 +6,7 @@ import re
 
 from ... import limits
 from ...errors import error
+from ...semantics.interface import show
 from .subscripts import Spec, parse
 
 #: The shapes after the ':' (anchored at both ends and unambiguous: linear in the text,
@@ -34,8 +35,4 @@ def parse_text(text: str) -> Spec:
 
 def to_text(spec: Spec) -> str:
     """The einsum front end's text for ``spec`` (explicit subscripts)."""
-    return f"{spec.subscripts()} : {' '.join(_shape(s) for s in spec.shapes)}\n"
-
-
-def _shape(shape) -> str:
-    return "[" + " ".join(str(n) for n in shape) + "]"
+    return f"{spec.subscripts()} : {' '.join(show(s) for s in spec.shapes)}\n"

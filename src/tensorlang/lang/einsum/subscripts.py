@@ -7,6 +7,7 @@ import math
 import os
 import string
 from dataclasses import dataclass
+from functools import partialmethod
 from pathlib import Path
 
 import numpy as np
@@ -21,39 +22,33 @@ class EinsumError(TensorLangError, ValueError):
     """Invalid subscripts or operands for einsum: a ValueError as numpy raises, with
     tensorlang's code (``input``) and a message that says where."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
+    __init__ = partialmethod(TensorLangError.__init__, "input")  # (message)
 
 
 class EinsumTypeError(TensorLangError, TypeError):
     """A subscript of the wrong type (a float, a bool, a string in a sublist): a
     TypeError as numpy raises, with tensorlang's code (``input``)."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
+    __init__ = partialmethod(TensorLangError.__init__, "input")  # (message)
 
 
 class EinsumKeyError(TensorLangError, KeyError):
     """numpy's KeyError (an ``optimize=`` name it does not know), with tensorlang's code."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
-
+    __init__ = partialmethod(TensorLangError.__init__, "input")  # (message)
     __str__ = TensorLangError.__str__  # (KeyError's would quote the message)
 
 
 class EinsumIndexError(TensorLangError, IndexError):
     """numpy's IndexError (a path naming an operand that is not there), with tensorlang's code."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
+    __init__ = partialmethod(TensorLangError.__init__, "input")  # (message)
 
 
 class EinsumRuntimeError(TensorLangError, RuntimeError):
     """numpy's RuntimeError (a path that leaves operands uncontracted), with tensorlang's code."""
 
-    def __init__(self, message: str):
-        super().__init__("input", message)
+    __init__ = partialmethod(TensorLangError.__init__, "input")  # (message)
 
 
 #: where numpy's and tensorlang's Python code lies: an exception raised in other Python code is the user's
@@ -64,8 +59,7 @@ class EinsumTooLargeError(TensorLangError, ValueError):
     """error[too-large]: a call whose shapes no machine can index; a ValueError, as numpy's
     "iterator is too large"."""
 
-    def __init__(self, message: str):
-        super().__init__("too-large", message)
+    __init__ = partialmethod(TensorLangError.__init__, "too-large")  # (message)
 
 
 def numpy_refusal(exc: Exception, operands: tuple = ()) -> Exception:

@@ -104,10 +104,6 @@ def used_symbols(symbols: tuple[str, ...], rules: tuple[ast.Rule, ...]) -> tuple
     return tuple(s for s in symbols if s in found)
 
 
-def _fail(code: str, message: str, span, rule: str) -> TensorLangError:
-    return TensorLangError(code, message, diagnostics=[Diagnostic(code, message, span, rule)])
-
-
 def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     symbols = set(program.symbols)
     values = dict(program.params)
@@ -117,10 +113,10 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     def use(name: str, rank: int, span: Span) -> None:
         if name in symbols:
             if rank:
-                raise _fail("shape", f"{name!r} is a symbol (a number); it takes no indices", span, "stur-rank")
+                raise error("shape", f"{name!r} is a symbol (a number); it takes no indices", span, "stur-rank")
             return
         if name in ranks and ranks[name] != rank:
-            raise _fail("shape", f"{name!r} has {ranks[name]} indices at line {first_use[name].line} but {rank} here",
+            raise error("shape", f"{name!r} has {ranks[name]} indices at line {first_use[name].line} but {rank} here",
                         span, "stur-rank")
         ranks.setdefault(name, rank)
         first_use.setdefault(name, span)
@@ -194,19 +190,19 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
         Decl(r.name, shapes[r.name], "out" if r.name in outputs else None, r.span, r.head_span) for r in order)
     for d in decls:
         if count(d.shape) >= MAX_ELEMENTS:
-            raise _fail("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
+            raise error("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
                         "stur-dims")
     return replace(model, decls=decls)
 
 
 def _check_computation(rule: ast.Rule, symbols, use, heads) -> None:
     if rule.name in heads:
-        raise _fail("redeclared", f"{rule.name!r} is computed by two rules (first at line {heads[rule.name].span.line})",
+        raise error("redeclared", f"{rule.name!r} is computed by two rules (first at line {heads[rule.name].span.line})",
                     rule.head_span, "stur-rule")
     _distinct(rule)
     for a in rule.args:
         if a in symbols:
-            raise _fail("repeated-index", f"{a!r} is a symbol and cannot index {rule.name!r}", rule.head_span,
+            raise error("repeated-index", f"{a!r} is a symbol and cannot index {rule.name!r}", rule.head_span,
                         "stur-rule")
     use(rule.name, len(rule.args), rule.head_span)
     heads[rule.name] = rule
@@ -215,7 +211,7 @@ def _check_computation(rule: ast.Rule, symbols, use, heads) -> None:
             if isinstance(f, ast.Access):
                 for a, span in zip(f.args, f.arg_spans or (f.span,) * len(f.args)):
                     if a in symbols:
-                        raise _fail("repeated-index", f"{a!r} is a symbol and cannot index {f.name!r}", span,
+                        raise error("repeated-index", f"{a!r} is a symbol and cannot index {f.name!r}", span,
                                     "stur-rule")
                 use(f.name, len(f.args), f.span)
 
@@ -224,7 +220,7 @@ def _distinct(rule: ast.Rule) -> None:
     seen = set()
     for a in rule.args:
         if a in seen:
-            raise _fail("repeated-index", f"index {a!r} appears twice in the head of {rule.name!r}", rule.head_span,
+            raise error("repeated-index", f"index {a!r} appears twice in the head of {rule.name!r}", rule.head_span,
                         "stur-rule" if rule.kind is None else "stur-fact")
         seen.add(a)
 
@@ -236,33 +232,33 @@ def _check_fact(rule: ast.Rule, symbols, use, facts) -> None:
     rank = len(rule.args)
     if kind == "R":
         if rank % 2:
-            raise _fail("structure", f"{rule.name}:R needs twice {rule.name}'s indices (i, j, ip, jp), got {rank}",
+            raise error("structure", f"{rule.name}:R needs twice {rule.name}'s indices (i, j, ip, jp), got {rank}",
                         rule.head_span, "stur-fact")
         rank //= 2
         first, second = rule.args[:rank], rule.args[rank:]
         if tuple(a + "p" for a in first) != second:
-            raise _fail("structure", f"{rule.name}:R's second half of indices must be the first half's names with "
+            raise error("structure", f"{rule.name}:R's second half of indices must be the first half's names with "
                         f"'p' ({', '.join(a + 'p' for a in first)}), got {', '.join(second)}", rule.head_span,
                         "stur-fact")
     use(rule.name, rank, rule.head_span)
     previous = facts[kind].get(rule.name)
     if previous is not None and not _same_fact(previous, rule):
-        raise _fail("redeclared", f"{rule.name}:{kind} is given twice, differently (first at line {previous.span.line})",
+        raise error("redeclared", f"{rule.name}:{kind} is given twice, differently (first at line {previous.span.line})",
                     rule.head_span, "stur-fact")
     for product in rule.products:
         for f in product.factors:
             if isinstance(f, ast.Access):
-                raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions; {f.name!r} is a tensor",
+                raise error("structure", f"a fact {rule.name}:{kind} is made of conditions; {f.name!r} is a tensor",
                             f.span, "stur-fact")
             if isinstance(f, ast.Number):
                 if kind != "R":
-                    raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions, not numbers", f.span,
+                    raise error("structure", f"a fact {rule.name}:{kind} is made of conditions, not numbers", f.span,
                                 "stur-fact")
             if isinstance(f, ast.Condition):
                 for e in f.exprs:
                     for name in ast.index_names(e):
                         if name not in rule.args and name not in symbols:
-                            raise _fail("undeclared", f"{name!r} in {rule.name}:{kind} is neither one of its indices "
+                            raise error("undeclared", f"{name!r} in {rule.name}:{kind} is neither one of its indices "
                                         f"({', '.join(rule.args)}) nor a symbol", e.span, "stur-fact")
     facts[kind].setdefault(rule.name, rule)
 
@@ -285,7 +281,7 @@ def _order(program: ast.Program, heads: Mapping[str, ast.Rule]) -> tuple[ast.Rul
             return
         rule = heads[name]
         if state.get(name) == 1:
-            raise _fail("uninit", f"{name!r} is computed from itself ({' -> '.join((*trail, name))})", rule.head_span,
+            raise error("uninit", f"{name!r} is computed from itself ({' -> '.join((*trail, name))})", rule.head_span,
                         "stur-rule")
         state[name] = 1
         for p in rule.products:
@@ -333,16 +329,16 @@ def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
         for n, a in enumerate(dim.args):
             lo, hi = box[a]
             if lo is None or hi is None:
-                raise _fail("shape", f"dimension {n + 1} of {dim.name!r} ({a}) is not bounded by its D fact; write "
+                raise error("shape", f"dimension {n + 1} of {dim.name!r} ({a}) is not bounded by its D fact; write "
                             f"(0 <= {a} < N)", dim.span, "stur-dims")
             if lo < 0:
-                raise _fail("shape", f"dimension {n + 1} of {dim.name!r} ({a}) reaches {lo}; positions start at 0",
+                raise error("shape", f"dimension {n + 1} of {dim.name!r} ({a}) reaches {lo}; positions start at 0",
                             dim.span, "stur-dims")
             his[n] = hi if his[n] is None else max(his[n] or 0, hi)
     extents = []
     for n, hi in enumerate(his):
         if hi is None or hi < 0:
-            raise _fail("shape", f"dimension {n + 1} of {dim.name!r} is empty for these sizes "
+            raise error("shape", f"dimension {n + 1} of {dim.name!r} is empty for these sizes "
                         f"({', '.join(f'{k}={v}' for k, v in values.items())})", dim.span, "stur-dims")
         extents.append(hi + 1)
     return tuple(extents)
@@ -420,7 +416,7 @@ def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
         elif isinstance(f, ast.Access):
             if f.name in symbols:
                 if f.name not in model.values:
-                    raise _fail("input", f"symbol {f.name!r} has no value: give it with --param {f.name}=...", f.span,
+                    raise error("input", f"symbol {f.name!r} has no value: give it with --param {f.name}=...", f.span,
                                 "stur-rule")
                 value = float(model.values[f.name])
                 coefficient *= reciprocal(value) if f.inverse else value
@@ -442,7 +438,7 @@ def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
     for v in variables:
         lo, hi = box[v]
         if lo is None or hi is None:
-            raise _fail("free-index", f"index {v!r} of this product of {rule.name!r} is unbounded: no tensor it indexes "
+            raise error("free-index", f"index {v!r} of this product of {rule.name!r} is unbounded: no tensor it indexes "
                         f"and no condition limits it", product.span, "stur-bound")
     return Term(rule, product, tuple(variables), MappingProxyType({v: (int(box[v][0]), int(box[v][1]))
                                                                    for v in variables}),

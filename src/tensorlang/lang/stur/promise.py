@@ -8,7 +8,7 @@ from typing import Mapping
 import numpy as np
 
 from ...ein.structure import agree
-from ...errors import Diagnostic, TensorLangError
+from ...errors import error
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, fact_masks
@@ -120,6 +120,5 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
            else f"is outside the unique set {name}:U and should be 0")
     message = f"input {name!r} breaks its structure: {where_text} = {float(value[position])!r} {why}"
     fact = model.uniques[name]
-    raise TensorLangError("structure", message, diagnostics=[Diagnostic("structure", message, fact.head_span,
-                                                                        "structure promise (003 §3)")])
+    raise error("structure", message, fact.head_span, "structure promise (003 §3)")
 

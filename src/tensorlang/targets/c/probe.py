@@ -91,10 +91,9 @@ def _lanes_sums(d: int, S: int, order: int, ncomp: int, combos: list[tuple[int, 
                 row = " + ".join([f"{tap}*st{b}" for b, tap in enumerate(taps) if tap]) or "0"
                 for z in range(4):
                     out.append(f"const tl_bd Z_{tag}{z} = tl_join(data + first[{z}] + {row}, data + first[{z + 4}] + {row});")
-                out.append(f"const tl_bd U_{tag}0 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 0, 8, 2, 10, 4, 12, 6, 14);")
-                out.append(f"const tl_bd U_{tag}1 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 1, 9, 3, 11, 5, 13, 7, 15);")
-                out.append(f"const tl_bd U_{tag}2 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 0, 8, 2, 10, 4, 12, 6, 14);")
-                out.append(f"const tl_bd U_{tag}3 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 1, 9, 3, 11, 5, 13, 7, 15);")
+                for u in range(4):  # the even (u even) or odd lanes of two rows' pairs: Z 0,1 then Z 2,3
+                    idx = ", ".join(f"{2 * j + u % 2}, {2 * j + u % 2 + 8}" for j in range(4))
+                    out.append(f"const tl_bd U_{tag}{u} = TL_SHUF8(Z_{tag}{u - u % 2}, Z_{tag}{u - u % 2 + 1}, {idx});")
                 for t, (u, lo) in enumerate([(0, 0), (1, 0), (0, 2), (1, 2)]):
                     idx = ", ".join(map(str, [lo, lo + 1, lo + 8, lo + 9, lo + 4, lo + 5, lo + 12, lo + 13]))
                     out.append(f"const tl_bd G_{k}_{tag}{t} = TL_SHUF8(U_{tag}{u}, U_{tag}{u + 2}, {idx});")

@@ -128,13 +128,6 @@ static int takes(Caller *c, int n, int results) {
     return c->role[n] == R_INOUT || c->role[n] == (results ? R_OUT : R_IN);
 }
 
-/* the slot whose interned name is key among the inputs or the results (takes), -1 if none */
-static int slot_interned(Caller *c, PyObject *key, int results) {
-    for (int n = 0; n < c->nslots; n++)
-        if (c->name[n] == key && takes(c, n, results)) return n;
-    return -1;
-}
-
 /* whether key is a str equal to value, an interned one; an interned key: the pointers decided */
 static int same_str(PyObject *key, PyObject *value) {
     if (key == value || !PyUnicode_Check(key) || PyUnicode_CHECK_INTERNED(key)) return key == value;
@@ -143,10 +136,11 @@ static int same_str(PyObject *key, PyObject *value) {
     return equal;
 }
 
-/* as slot_interned, the names compared (the cold path: slot_interned found none) */
-static int slot_compared(Caller *c, PyObject *key, int results) {
+/* the slot named key among the inputs or the results (takes), -1 if none: by the interned
+   name's pointer, or (compared, the cold path where that found none) by its text */
+static int slot_of(Caller *c, PyObject *key, int results, int compared) {
     for (int n = 0; n < c->nslots; n++)
-        if (takes(c, n, results) && same_str(key, c->name[n])) return n;
+        if (takes(c, n, results) && (compared ? same_str(key, c->name[n]) : c->name[n] == key)) return n;
     return -1;
 }
 
@@ -313,7 +307,7 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
     Py_ssize_t pos = 0;
     PyObject *key, *t;
     for (Py_ssize_t left = PyDict_GET_SIZE(out); left > 0 && PyDict_Next(out, &pos, &key, &t); left--) {
-        if ((n = slot_interned(c, key, 1)) < 0) n = slot_compared(c, key, 1);
+        if ((n = slot_of(c, key, 1, 0)) < 0) n = slot_of(c, key, 1, 1);
         if (n < 0 || target[n] != NULL) return 0;
         if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
                 || !PyArray_ISWRITEABLE((PyArrayObject *)t)) return 0;
@@ -337,12 +331,12 @@ static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject *
     int found = 0;
     for (Py_ssize_t left = PyDict_GET_SIZE(arrays); left > 0 && PyDict_Next(arrays, &pos, &key, &value); left--) {
         /* an input's interned name first (the common call), then "out", then names compared */
-        int n = out != NULL && key == str_out ? -1 : slot_interned(c, key, 0);
+        int n = out != NULL && key == str_out ? -1 : slot_of(c, key, 0, 0);
         if (n < 0 && out != NULL && same_str(key, str_out)) {
             *out = value;
             continue;
         }
-        if (n < 0 && (n = slot_compared(c, key, 0)) < 0) return 0;
+        if (n < 0 && (n = slot_of(c, key, 0, 1)) < 0) return 0;
         if (!fits(c, value, n)) {
             if (c->ndim[n] != 0 || made[n] != NULL || (made[n] = number_array(c, value)) == NULL) return 0;
             value = made[n];
