@@ -60,3 +60,39 @@ def test_a_name_format_too_wide_for_a_path_is_refused_before_a_name_is_made(tmp_
     with pytest.raises(TensorLangError, match="width makes names longer") as err:
         image.load(str(tmp_path / "w.nhdr"))
     assert err.value.code == "input"
+
+
+LATER = """#version 2.0
+input image(2)[] img;
+field#2(2)[] F = bspln3 ⊛ img;
+real g = 0.5;
+vec2 q = [0.1, 0.2];
+strand S (int i) { output real v = 0.0; update { v = F(q); stabilize; } }
+start {
+  real c = 2.0;
+  field#2(2)[] H = c * F + g * F;
+  c = 9.0;
+  g = 1.5;
+  print(H(q) / F(q), "\\n");
+}
+update {
+  field#2(2)[] H = g * F;
+  g = g + 1.0;
+  field#2(2)[] K = g * H;
+  print(H(q) / F(q), " ", K(q) / F(q), "\\n");
+}
+create_collection { S(i) | i in 0..0 }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_global_blocks_field_local_reads_its_globals_where_it_is_probed(backend, tmp_path):
+    # diderotc's executables (rev54's fl3, fl4): the locals of its definition as they were where it was declared
+    # (c = 2), the globals as they are where it is probed (g = 1.5, then 2.5); both executors took g at the declaration
+    import nrrd
+
+    nrrd.write(str(tmp_path / "img.nrrd"), np.random.default_rng(3).random((8, 8)) + 1.0,
+               {"space dimension": 2, "space origin": [-1.0, -1.0], "space directions": [[0.3, 0.0], [0.0, 0.3]]})
+    printed = tl.compile(LATER, lang="diderot", backend=backend).run({"img": str(tmp_path / "img.nrrd")}).printed
+    assert [float(x) for x in printed.split()] == pytest.approx([3.5, 2.5, 6.25])
+    assert len(printed.splitlines()) == 2

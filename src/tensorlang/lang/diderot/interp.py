@@ -121,6 +121,19 @@ def fmt(v) -> str:
     return str(v)
 
 
+class _Later:
+    """A field local of a global block: made where it is probed (diderotc reads its globals there)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable):
+        self.make = make
+
+    @staticmethod
+    def now(v):
+        return v.make() if isinstance(v, _Later) else v
+
+
 # ---------------------------------------------------------------- the compiler
 class Compiler:
     def __init__(self, checked: Checked):
@@ -128,6 +141,7 @@ class Compiler:
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
         self.mutable = field_globals(checked)
+        self.in_global = False  # compiling a global block (its field locals: _Later)
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
@@ -142,6 +156,8 @@ class Compiler:
     def e_Var(self, e):
         name, scope = e.name, self.c.scopes.get(id(e), "global")
         if scope == "local":
+            if self.in_global and self.ty(e).kind == "field":
+                return lambda fr: _Later.now(fr.l[name])
             return lambda fr: fr.l[name]
         if scope == "state":
             return lambda fr: fr.s[name]
@@ -441,6 +457,12 @@ class Compiler:
             zero = _zero(ty)
             return lambda fr: fr.l.__setitem__(name, zero)
         v, keep = self.expr(s.init), _same_items(ty, self.ty(s.init))
+        if self.in_global and ty.kind == "field":  # diderotc reads its globals where it is probed, its locals here
+
+            def later(fr):
+                here = Frame(fr.g, fr.s, dict(fr.l), fr.strand, fr.rt)
+                fr.l[name] = _Later(lambda: v(here))
+            return later
 
         def decl(fr):
             fr.l[name] = v(fr) if keep else coerce(ty, v(fr))
@@ -803,14 +825,18 @@ def compile_program(checked: Checked) -> Compiled:
     iters = [(it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)) if isinstance(it.domain, A.Range)
              else (it.name, comp.expr(it.domain), None) for it in program.create.iters]
 
-    def block(b):
-        return comp.stmt(b) if b is not None else None
+    def block(b, where: str = "strand"):
+        comp.in_global = where == "global"
+        try:
+            return comp.stmt(b) if b is not None else None
+        finally:
+            comp.in_global = False
     return Compiled(
-        globals_, state, block(strand.method("update")), block(strand.method("stabilize")), block(program.update),
+        globals_, state, block(strand.method("update")), block(strand.method("stabilize")), block(program.update, "global"),
         [comp.expr(a) for a in program.create.args], iters,
         [(p.name, from_syntax(p.type)) for p in strand.params],
         start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
-        global_init=block(program.initialize), global_start=block(program.start), deep=bool(comp.recursive))
+        global_init=block(program.initialize, "global"), global_start=block(program.start, "global"), deep=bool(comp.recursive))
 
 
 _deep_lock = threading.Lock()

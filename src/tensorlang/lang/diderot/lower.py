@@ -152,6 +152,7 @@ class Lowerer:
         self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
         self.want: Ty | None = None  # the declared type of the global field being followed
         self.frozen = False  # following a field local's definition: its tensors copied as they are there
+        self.live = False  # a global block's field local: its locals copied there, its globals read where it is probed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
         #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
@@ -374,7 +375,7 @@ class Lowerer:
         if scope == "local":
             v = self.lookup(e.name)
             if isinstance(v, tuple):
-                return v[0]
+                return v[0] if not self.live else self.share(v[0], True) if isinstance(v[0], V) else self.share_seq(v[0])
             raise Unsupported(f"{e.name} as a value")
         ty = self.ty(e)
         if scope == "state":
@@ -904,6 +905,8 @@ class Lowerer:
 
     def operand(self, e) -> V:
         """A tensor in a field's definition, shared (a global is read where the field is probed)."""
+        if self.live:  # (as diderotc's: the interpreter's _Later)
+            return self.expr(e)
         return self.share(self.expr(e), self.frozen)  # (a field local's variables may be assigned before its probe)
 
     def opaque(self, e) -> Shared:
@@ -1014,7 +1017,7 @@ class Lowerer:
     def s_Decl(self, s):
         ty = from_syntax(s.type)
         if ty.kind == "field" and s.init is not None:  # a field local: its definition, probed where it is (a parameter's way)
-            with self.setting(frozen=True):
+            with self.setting(frozen=True, live=self.where == "global"):
                 return self.declare(s.name, ty, self.field(s.init))
         self.declare(s.name, ty, None if s.init is None else self.expr(s.init))
 
