@@ -380,7 +380,7 @@ def _claimed(shape, what: str) -> int:
     """The number of samples a header claims, error[too-large] beyond MAX_IMAGE_ELEMENTS."""
     total = math.prod(int(n) for n in shape)
     if total > MAX_IMAGE_ELEMENTS:
-        raise error("too-large", f"{what} claims {total} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
+        raise error("too-large", f"{what} claims {limits.shown_count(total)} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
     return total
 
 

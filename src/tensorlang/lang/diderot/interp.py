@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import Span, TensorLangError, error
-from ...limits import _human, check_allocation, memory_budget_bytes
+from ...limits import _human, check_allocation, memory_budget_bytes, shown_count
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -1140,7 +1140,7 @@ def create(rt: Runtime):
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:
-        raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
+        raise error("too-large", f"{shown_count(total)} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
     rt.making = total
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = dict(reversed([(name, v) for (name, _), v in zip(ranges, combo)]))  # (the first of one name, as diderotc)
