@@ -825,11 +825,12 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
         raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
     if "space" in header and "space dimension" in header:
         raise ValueError("the header gives both space and space dimension")
-    if directions is None and ("space dimension" in header or "space" in header):  # (spacings, mins: ignored)
+    if "space dimension" in header or "space" in header:  # (Teem refuses directions of another length)
         dim = int(header.get("space dimension", 4 if space_name.endswith(("time", "ast", "pst")) else 3))
         if dim != d:
             raise ValueError(f"space dimension {dim} for {d} space axes")
-        directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
+        if directions is None:  # (spacings, mins: ignored)
+            directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")
