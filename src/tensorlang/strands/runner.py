@@ -382,6 +382,10 @@ def _check_writable(path: str) -> None:
     """error[input] before the run when an output file cannot be written (a directory, a
     folder that does not exist or is not writable): a long run is not wasted."""
     folder = os.path.dirname(path) or "."
+    if not path:  # (it was refused by the write, after the run)
+        raise error("input", "cannot write output '': an empty file name")
+    if path == "-":  # standard output
+        return
     if os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (a read-only file failed after the run)
         raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable'}")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
