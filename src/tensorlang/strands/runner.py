@@ -158,6 +158,12 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "string":
         if not isinstance(value, str):
             raise error("input", f"{what} must be a string, got {value!r}")
+        if "\0" in value:  # (C's strings end there: the C executor printed "a" of "a\0b", the interpreter all)
+            raise error("input", f"{what} holds a NUL character, which no command line and no C string carries")
+        try:  # (bytes of a command line that are no UTF-8 arrive as U+DC80..U+DCFF: those are kept)
+            value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as exc:  # (was a UnicodeEncodeError traceback from the C executor)
+            raise error("input", f"{what} holds {value[exc.start]!a}, half of a UTF-16 pair: no character") from None
         return value
     if inp.kind == "tensor":
         try:
