@@ -804,9 +804,10 @@ def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bo
     centers = centers.split() if isinstance(centers, str) else list(centers)  # (pynrrd keeps "centers:" as text)
     for row, a in enumerate(space):
         n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(all="ignore"):  # (-inf to inf: the sum below is invalid too; one node: 1/0)
             step = (hi[a] - lo[a]) / (n - 1 if node else n)
-        if not np.isfinite(step + lo[a]):
+            finite = np.isfinite(step + lo[a])
+        if not finite:
             raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
         m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
     return True

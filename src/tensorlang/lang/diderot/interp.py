@@ -9,6 +9,7 @@ import itertools
 import math
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -1115,7 +1116,11 @@ def _read_items(path: str) -> np.ndarray:
         if magic != b"NRRD":  # a plain text file: one item a line, or one line of numbers (1-D), as Teem reads it
             if size > MAX_TEXT_BYTES:
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
-            rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+            with warnings.catch_warnings():  # (numpy's "input contained no data", into tensorlang's source line)
+                warnings.simplefilter("ignore")
+                rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+            if not rows.size:  # (it was "holds items of sizes [1]")
+                raise error("input", f"sequence file {path!r} holds no numbers (an empty file, or only comments)")
             return rows[0] if len(rows) == 1 else rows.T
         data, _ = read_nrrd(path)
     except TensorLangError:
