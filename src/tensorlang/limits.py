@@ -90,16 +90,13 @@ def check_allocation(elements: int, itemsize: int, what: str, span: Span | None 
 
 
 def shown_count(n: int) -> str:
-    """``n`` with thousands' commas, or ``at least 2^K`` past 10^30: a product of sizes a header or a program
-    claims may have more digits than Python turns into text (4300: a ValueError)."""
-    return f"{n:,}" if n < 10**30 else f"at least 2^{n.bit_length() - 1}"
+    """``n`` with commas; ``at least 2^K`` past 10^30 (Python writes no int of 4300 digits, a float overflows)."""
+    return f"{n:,}" if n < 10**30 else f"at least 2^{int(n).bit_length() - 1}"
 
 
 def _human(n: float) -> str:
-    if n >= 2**1000:  # (past a float: the division below overflows)
-        return f"at least 2^{int(n).bit_length() - 1} B"
     k = min(5, max(0, (int(n).bit_length() - 1) // 10))  # 1024 ** k <= n, PiB at most
-    return f"{n / 1024 ** k:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[k]}" if k else f"{int(n)} B"
+    return f"{shown_count(n)} B" if n >= 10**30 else f"{n / 1024 ** k:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[k]}" if k else f"{int(n)} B"
 
 
 #: The largest program text read (``$TENSORLANG_MAX_SOURCE_BYTES``): far beyond any program

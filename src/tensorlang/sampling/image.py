@@ -806,9 +806,8 @@ def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bo
         n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
         with np.errstate(all="ignore"):  # (-inf to inf: the sum below is invalid too; one node: 1/0)
             step = (hi[a] - lo[a]) / (n - 1 if node else n)
-            finite = np.isfinite(step + lo[a])
-        if not finite:
-            raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
+            if not np.isfinite(step + lo[a]):
+                raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
         m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
     return True
 
@@ -830,8 +829,8 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
         dim = int(header.get("space dimension", 4 if space_name.endswith(("time", "ast", "pst")) else 3))
         if dim != d:
             raise ValueError(f"space dimension {dim} for {d} space axes")
-        if directions is None:  # (spacings, mins: ignored)
-            directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
+        directions = [[np.nan] * d] * ndim if directions is None else directions  # (given as none: error[input]
+        # below, Teem steps 1 there too; spacings, mins: ignored)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")

@@ -142,14 +142,13 @@ def open_nonblocking(path: str, flags: int) -> int:
 
 
 def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
-    """The header and the data in one file, or a ``.nhdr`` header beside its ``.raw`` data; ``-``: standard
-    output (Teem's nrrdSave, so Diderot's ``-o -``)."""
+    """The header and the data in one file, a ``.nhdr`` header beside its ``.raw`` data, or ``-``: standard output (Teem's)."""
     raw = os.path.splitext(path)[0] + ".raw" if path.endswith(".nhdr") else None  # (as Teem: .NHDR is one file)
     try:
-        if path == "-":
+        if path == "-":  # (after what the program printed there)
             if not hasattr(sys.stdout, "buffer"):  # (None where it was closed: >&-)
                 raise OSError(errno.EBADF, "standard output is closed, or takes text only")
-            sys.stdout.flush()  # (after what the program printed there)
+            sys.stdout.flush()
             sys.stdout.buffer.write(header(sizes, kinds, type_name) + data.tobytes())
             sys.stdout.buffer.flush()
         elif raw is not None:

@@ -158,12 +158,9 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "string":
         if not isinstance(value, str):
             raise error("input", f"{what} must be a string, got {value!r}")
-        if "\0" in value:  # (C's strings end there: the C executor printed "a" of "a\0b", the interpreter all)
-            raise error("input", f"{what} holds a NUL character, which no command line and no C string carries")
-        try:  # (bytes of a command line that are no UTF-8 arrive as U+DC80..U+DCFF: those are kept)
-            value.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError as exc:  # (was a UnicodeEncodeError traceback from the C executor)
-            raise error("input", f"{what} holds {value[exc.start]!a}, half of a UTF-16 pair: no character") from None
+        # a NUL ends a C string (C printed "a" of "a\0b"); a lone surrogate is no UTF-8 (bar a command line's bytes)
+        if bad := next((c for c in value if c == "\0" or "\ud800" <= c <= "\udc7f" or "\udd00" <= c <= "\udfff"), None):
+            raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
         return value
     if inp.kind == "tensor":
         try:
@@ -388,12 +385,10 @@ def _check_writable(path: str) -> None:
     """error[input] before the run when an output file cannot be written (a directory, a
     folder that does not exist or is not writable): a long run is not wasted."""
     folder = os.path.dirname(path) or "."
-    if not path:  # (it was refused by the write, after the run)
-        raise error("input", "cannot write output '': an empty file name")
     if path == "-":  # standard output
         return
-    if os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (a read-only file failed after the run)
-        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable'}")
+    if not path or os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (all failed after the run)
+        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable' if path else 'no name'}")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
     if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
