@@ -20,6 +20,11 @@ inputs, ``-o`` paths): holes found, each fixed at its cause and covered here.
   misleading "items of sizes [1]") and NRRD axis mins and maxs of one node-centred sample
   (1/0) or from -inf to inf (numpy's RuntimeWarning) were error[internal]; they are
   error[input] with no warning.
+* An ``int[]`` input from a file with an item past 64 bits (``1e30``, ``inf``, a uint64 of
+  2^64 - 1) was error[internal] (OverflowError) in the interpreter: error[input] now.  And
+  the C executor holds dynamic sequences' items as doubles, so ``int{} xs = {2^53 + 1}``
+  printed 2^53 there (a documented wrong answer): such a run goes to the interpreter now
+  (``backend="c"``: error[backend]).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import pytest
 import tensorlang as tl
 from tensorlang import limits
 from tensorlang.cli import main
+from tensorlang.strands.runner import InterpreterFallbackWarning
 
 _RAW = np.arange(16, dtype="<f8").tobytes()
 _HEAD = "NRRD0004\ntype: double\ndimension: 2\nsizes: 4 4\nendian: little\nencoding: raw\n"
@@ -149,3 +155,23 @@ def test_files_that_made_numpy_warn_are_input_errors_without_a_warning(name, tex
         with pytest.raises(tl.TensorLangError, match=message) as caught:
             call()
     assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("text", ["1\n1e30\n", "1\ninf\n", "nan\n"])
+def test_an_int_sequence_file_beyond_64_bits_is_an_input_error(text, tmp_path):
+    (tmp_path / "ns.txt").write_text(text)
+    program = tl.compile(_strand_program("input int[] ns;", create="{ S(n) | n in ns }", params="int n"),
+                         lang="diderot", backend="interp")
+    with pytest.raises(tl.TensorLangError, match="no 64-bit int") as caught:  # (1e30 was an OverflowError)
+        program(ns=str(tmp_path / "ns.txt"))
+    assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("items", [[2**53 + 1], [-(2**53) - 1]])
+def test_int_sequence_items_past_2_to_the_53_run_in_the_interpreter(items):
+    text = _strand_program("input int[] xs;", body='print(xs{0}, "\\n"); stabilize;')
+    with pytest.raises(tl.TensorLangError, match="beyond 2\\^53") as caught:  # (C printed 2^53: its items are doubles)
+        tl.compile(text, lang="diderot", backend="c")(xs=items)
+    assert caught.value.code == "backend"
+    with pytest.warns(InterpreterFallbackWarning, match="beyond 2\\^53"):
+        assert tl.compile(text, lang="diderot", backend="auto")(xs=items).printed == f"{items[0]}\n"

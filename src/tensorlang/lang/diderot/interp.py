@@ -942,7 +942,10 @@ class Runtime:
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
-            return tuple(cast(x) for x in np.ravel(data, order="F"))
+            got = tuple(cast(x) if cast is not int or np.isfinite(x) else float(x) for x in np.ravel(data, order="F"))
+            if cast is int and (bad := next((n for n in got if not -(1 << 63) <= n < 1 << 63), None)) is not None:
+                raise error("input", f"{value!r} holds {bad:.6g}, no 64-bit int ({elem})")  # (was an OverflowError)
+            return got
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)
