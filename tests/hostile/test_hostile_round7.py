@@ -175,3 +175,15 @@ def test_int_sequence_items_past_2_to_the_53_run_in_the_interpreter(items):
     assert caught.value.code == "backend"
     with pytest.warns(InterpreterFallbackWarning, match="beyond 2\\^53"):
         assert tl.compile(text, lang="diderot", backend="auto")(xs=items).printed == f"{items[0]}\n"
+
+
+def test_int_and_bool_sequence_inputs_on_the_command_line_are_read_as_such(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.diderot").write_text(_strand_program("input int{2} xs = {1, 2};\ninput bool{2} bs = {true, false};",
+                                                        body='print(xs{0}, " ", bs{1}, "\\n"); stabilize;'))
+    argv = ["run", "p.diderot", "--backend", "interp", "-o", "o.nrrd"]
+    assert main([*argv, "--help"]) == 0  # (the defaults were "(1, 2)" and "(True, False)", true refused)
+    assert "default: 1 2\n" in capsys.readouterr().out
+    assert main([*argv, "-xs", str(2**53 + 1), "0", "-bs", "false", "TRUE"]) == 0  # (2^53 + 1 was read as a real)
+    assert capsys.readouterr().out == f"{2**53 + 1} true\n"
+    assert main([*argv, "-xs", "1.5", "0"]) == 1 and "expects an integer" in capsys.readouterr().err
