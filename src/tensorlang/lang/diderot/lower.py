@@ -1455,14 +1455,11 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     ir, why = strand_plan(program.checked) if backend != "interp" else (None, None)
     if why is None and backend != "interp":
         why = "no C executor is registered" if "c" not in EXECUTORS else UNAVAILABLE["c"]() if "c" in UNAVAILABLE else None
+    if why is None and ir is not None and (wide := next((q.name for q in ir.seqs if q.ty.startswith("int") and any(
+            abs(int(v)) > 1 << 53 for x in rt.g.get(q.name, ()) for v in np.ravel(x))), None)):  # (C printed 2^53 for 2^53 + 1)
+        why = f"the int sequence {wide} holds items beyond 2^53, and the C executor holds them as doubles"
     if why is not None and backend == "c":
         raise error("backend", f"{program.checked.name}: {why}")
-    wide = next((q.name for q in (ir.seqs if ir is not None and why is None else ()) if q.ty.startswith("int")
-                 and any(abs(int(v)) > 1 << 53 for x in rt.g.get(q.name, ()) for v in np.ravel(x))), None)
-    if wide is not None:  # C holds a sequence's items as doubles, exact to 2^53 (it printed 2^53 for 2^53 + 1)
-        why = f"the int sequence {wide} holds items beyond 2^53, and the C executor holds them as doubles"
-        if backend == "c":
-            raise error("backend", f"{program.checked.name}: {why}")
     program.executor_note = why
     if ir is None or why is not None:
         return None
