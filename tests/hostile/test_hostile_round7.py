@@ -25,6 +25,9 @@ inputs, ``-o`` paths): holes found, each fixed at its cause and covered here.
   the C executor holds dynamic sequences' items as doubles, so ``int{} xs = {2^53 + 1}``
   printed 2^53 there (a documented wrong answer): such a run goes to the interpreter now
   (``backend="c"``: error[backend]).
+* ``-xs 9007199254740993 1`` for an ``int{2}`` input was read as reals (2^53 in both
+  executors), ``-bs true false`` for a ``bool{2}`` was refused, and ``--help`` showed their
+  defaults as Python tuples; their components are read as ints and bools now.
 """
 
 from __future__ import annotations
