@@ -85,13 +85,18 @@ def check_allocation(elements: int, itemsize: int, what: str, span: Span | None 
     need = elements * itemsize
     budget = memory_budget_bytes()
     if need > budget:
-        raise error("too-large", f"{what} needs {elements:,} elements ({_human(need)}), more than the memory "
+        raise error("too-large", f"{what} needs {shown_count(elements)} elements ({_human(need)}), more than the memory "
                     f"budget of {_human(budget)}", span)
+
+
+def shown_count(n: int) -> str:
+    """``n`` with commas; ``at least 2^K`` past 10^30 (Python writes no int of 4300 digits, a float overflows)."""
+    return f"{n:,}" if n < 10**30 else f"at least 2^{n.bit_length() - 1}"
 
 
 def _human(n: float) -> str:
     k = min(5, max(0, (int(n).bit_length() - 1) // 10))  # 1024 ** k <= n, PiB at most
-    return f"{n / 1024 ** k:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[k]}" if k else f"{int(n)} B"
+    return f"{shown_count(int(n))} B" if n >= 10**30 else f"{n / 1024 ** k:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')[k]}" if k else f"{int(n)} B"
 
 
 #: The largest program text read (``$TENSORLANG_MAX_SOURCE_BYTES``): far beyond any program

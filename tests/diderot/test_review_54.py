@@ -34,15 +34,15 @@ def test_int_items_near_2_to_the_63_are_exact_in_both_executors(backend, tmp_pat
     assert p.run({"is": str(tmp_path / "two.txt")}).y.tolist() == [7, -5]
 
 
-@pytest.mark.parametrize("text", ["9223372036854775806\n5\n", "2.5\n1\n", "nan\n1\n"])
+@pytest.mark.parametrize("text", ["9223372036854775806\n5\n", "nan\n1\n", "inf\n1\n"])
 def test_a_text_sequence_file_of_no_64_bit_ints_is_refused(text, tmp_path):
     (tmp_path / "is.txt").write_text(text)
-    with pytest.raises(TensorLangError, match="not an int of 64 bits") as err:
+    with pytest.raises(TensorLangError, match="no 64-bit int") as err:
         tl.compile(SEQ, lang="diderot", backend="interp").run({"is": str(tmp_path / "is.txt")})
     assert err.value.code == "input"
 
 
-@pytest.mark.parametrize("value, why", [("a\x00b", "NUL"), ("\ud800", "lone surrogate")])
+@pytest.mark.parametrize("value, why", [("a\x00b", "x00"), ("\ud800", "ud800")])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_string_no_command_line_can_pass_is_refused(value, why, backend):
     with pytest.raises(TensorLangError, match=why) as err:

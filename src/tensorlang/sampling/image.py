@@ -380,7 +380,7 @@ def _claimed(shape, what: str) -> int:
     """The number of samples a header claims, error[too-large] beyond MAX_IMAGE_ELEMENTS."""
     total = math.prod(int(n) for n in shape)
     if total > MAX_IMAGE_ELEMENTS:
-        raise error("too-large", f"{what} claims {total} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
+        raise error("too-large", f"{what} claims {limits.shown_count(total)} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
     return total
 
 
@@ -821,10 +821,10 @@ def _axis_extent(header: dict, space: list[int], ndim: int, m: np.ndarray) -> bo
     centers = centers.split() if isinstance(centers, str) else list(centers)  # (pynrrd keeps "centers:" as text)
     for row, a in enumerate(space):
         n, node = int(np.atleast_1d(header["sizes"])[a]), str(centers[a]).lower() == "node"
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(all="ignore"):  # (-inf to inf: the sum below is invalid too; one node: 1/0)
             step = (hi[a] - lo[a]) / (n - 1 if node else n)
-        if not np.isfinite(step + lo[a]):
-            raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
+            if not np.isfinite(step + lo[a]):
+                raise ValueError(f"axis {a}'s mins and maxs ({lo[a]}, {hi[a]}) give no finite sample spacing")
         m[row, row], m[row, -1] = step, lo[a] if node else lo[a] + step / 2
     return True
 
@@ -842,11 +842,12 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
         raise ValueError(f"space {str(header['space'])[:40]!r} is none of NRRD's space names")  # (Teem's too)
     if "space" in header and "space dimension" in header:
         raise ValueError("the header gives both space and space dimension")
-    if directions is None and ("space dimension" in header or "space" in header):  # (spacings, mins: ignored)
+    if "space dimension" in header or "space" in header:  # (Teem refuses directions of another length)
         dim = int(header.get("space dimension", 4 if space_name.endswith(("time", "ast", "pst")) else 3))
         if dim != d:
             raise ValueError(f"space dimension {dim} for {d} space axes")
-        directions = [[np.nan] * d] * ndim  # (given as none: error[input] below; Teem steps 1 there too)
+        directions = [[np.nan] * d] * ndim if directions is None else directions  # (given as none: error[input]
+        # below, Teem steps 1 there too; spacings, mins: ignored)
     if directions is not None:
         if len(directions) != ndim:
             raise ValueError(f"{len(directions)} space directions for {ndim} axes")

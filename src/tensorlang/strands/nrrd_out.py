@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import time
 from typing import Any
 
@@ -141,10 +142,16 @@ def open_nonblocking(path: str, flags: int) -> int:
 
 
 def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
-    """The header and the data in one file, or a ``.nhdr`` header beside its ``.raw`` data."""
+    """The header and the data in one file, a ``.nhdr`` header beside its ``.raw`` data, or ``-``: standard output (Teem's)."""
     raw = os.path.splitext(path)[0] + ".raw" if path.endswith(".nhdr") else None  # (as Teem: .NHDR is one file)
     try:
-        if raw is not None:
+        if path == "-":  # (after what the program printed there)
+            if not hasattr(sys.stdout, "buffer"):  # (None where it was closed: >&-)
+                raise OSError(errno.EBADF, "standard output is closed, or takes text only")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(header(sizes, kinds, type_name) + data.tobytes())
+            sys.stdout.buffer.flush()
+        elif raw is not None:
             with open(raw, "wb", opener=open_nonblocking) as fh:
                 fh.write(data.tobytes())
             with open(path, "wb", opener=open_nonblocking) as fh:

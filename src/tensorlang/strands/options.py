@@ -82,8 +82,8 @@ def show_value(value: Any) -> str:
     """A value as the command line writes it: ``-4 -4`` for a tensor, ``true`` for a bool."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
-    if isinstance(value, np.ndarray):
-        return " ".join(show_value(v) for v in value.reshape(-1).tolist())
+    if isinstance(value, (np.ndarray, tuple, list)):  # (an int{2}'s default was "(1, 2)")
+        return " ".join(show_value(v) for v in np.asarray(value, dtype=object).reshape(-1).tolist())
     if isinstance(value, float):
         return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value))
     return str(value)
@@ -184,9 +184,11 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
     """The value of input ``inp`` from its option's words (one, or one per component of
     a tensor): error[input] naming the option when they do not fit its type."""
     what = what or f"-{inp.name}"
-    if _numbers(inp):
-        values = [_number(w, False, f"{what} ({inp.type})") for w in words]
-        return np.array(values, dtype=np.float64).reshape(inp.shape)
+    if _numbers(inp):  # int{n} and bool{n}: ints and bools (read as reals, 2^53 + 1 was 2^53; true was refused)
+        kind = inp.type.split("{")[0].split("[")[0]
+        values = [w.lower() in _TRUE if kind == "bool" and w.lower() in _TRUE | _FALSE else
+                  _number(w, kind == "int", f"{what} ({inp.type})") for w in words]
+        return np.array(values, dtype=object).reshape(inp.shape).tolist() if kind in ("int", "bool") else np.array(values).reshape(inp.shape)
     (word,) = words
     if inp.kind == "int":
         return _number(word, True, f"{what} ({inp.type})")

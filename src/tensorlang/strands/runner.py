@@ -158,12 +158,9 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "string":
         if not isinstance(value, str):
             raise error("input", f"{what} must be a string, got {value!r}")
-        if "\0" in value:  # (a command line's text: C's strings end there)
-            raise error("input", f"{what} holds a NUL character, which no command line can pass: {value!r:.80}")
-        try:  # (bytes that are not UTF-8 are surrogateescape's, as the command line's)
-            value.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError as exc:
-            raise error("input", f"{what} holds {value[exc.start]!r}, a lone surrogate that is no text: {value!r:.80}") from None
+        # a NUL ends a C string (C printed "a" of "a\0b"); a lone surrogate is no UTF-8 (bar a command line's bytes)
+        if bad := next((c for c in value if c == "\0" or "\ud800" <= c <= "\udc7f" or "\udd00" <= c <= "\udfff"), None):
+            raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
         return value
     if inp.kind == "tensor":
         try:
@@ -375,8 +372,10 @@ def _check_writable(path: str) -> None:
     """error[input] before the run when an output file cannot be written (a directory, a
     folder that does not exist or is not writable): a long run is not wasted."""
     folder = os.path.dirname(path) or "."
-    if os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (a read-only file failed after the run)
-        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable'}")
+    if path == "-":  # standard output
+        return
+    if not path or os.path.isdir(path) or os.path.exists(path) and not os.access(path, os.W_OK):  # (all failed after the run)
+        raise error("input", f"cannot write output {path!r}: it is {'a directory' if os.path.isdir(path) else 'a file that is not writable' if path else 'no name'}")
     if path.endswith(".nhdr") and any(c in os.path.basename(path) for c in "\n\r"):  # (its header names the .raw)
         raise error("input", f"cannot write output {path!r}: a detached header's data file name is one line")
     if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written

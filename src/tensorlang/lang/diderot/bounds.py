@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ...errors import error
+from ...limits import shown_count
 from . import ast as A
 
 #: Syntax nodes of one method, block or function once every call in it is expanded.
@@ -49,7 +50,7 @@ def check_written_sizes(program) -> None:
         else:
             continue
         if n > MAX_COMPONENTS:
-            raise error("too-large", f"a value of {n:,} components: at most {MAX_COMPONENTS:,} "
+            raise error("too-large", f"a value of {shown_count(n)} components: at most {MAX_COMPONENTS:,} "
                         "(a tensor, or a sequence of fixed length)", getattr(node, "span", None))
 
 
@@ -58,7 +59,7 @@ def check_sizes(checked) -> None:
     for ty in checked.types.values():
         n = components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
         if n > MAX_COMPONENTS:
-            raise error("too-large", f"a value of type {ty} has {n:,} components: at most {MAX_COMPONENTS:,} "
+            raise error("too-large", f"a value of type {ty} has {shown_count(n)} components: at most {MAX_COMPONENTS:,} "
                         "(a tensor, or a sequence of fixed length)")
 
 

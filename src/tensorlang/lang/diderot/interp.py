@@ -9,13 +9,14 @@ import itertools
 import math
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from ...errors import Span, TensorLangError, error
-from ...limits import _human, check_allocation, memory_budget_bytes
+from ...limits import _human, check_allocation, memory_budget_bytes, shown_count
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -967,11 +968,10 @@ class Runtime:
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
-            flat = np.ravel(data, order="F")
-            whole = (np.floor(flat) == flat) & (np.abs(flat) < 2.0 ** 63) if cast is int and flat.dtype.kind == "f" else None
-            if whole is not None and not whole.all():  # (a text file's items are floats: 2^63 as float32)
-                raise error("input", f"sequence file {value!r} holds {flat[np.argmin(whole)]}, not an int of 64 bits")
-            return tuple(cast(x) for x in flat)
+            got = tuple(cast(x) if cast is not int or np.isfinite(x) else float(x) for x in np.ravel(data, order="F"))
+            if cast is int and (bad := next((n for n in got if not -(1 << 63) <= n < 1 << 63), None)) is not None:
+                raise error("input", f"{value!r} holds {bad:.6g}, no 64-bit int ({elem})")  # (was an OverflowError)
+            return got
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)
@@ -1145,7 +1145,11 @@ def _read_items(path: str) -> np.ndarray:
         if magic != b"NRRD":  # a plain text file: one item a line, or one line of numbers (1-D), as Teem reads it
             if size > MAX_TEXT_BYTES:
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
-            rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+            with warnings.catch_warnings():  # (numpy's "input contained no data", into tensorlang's source line)
+                warnings.simplefilter("ignore")
+                rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+            if not rows.size:  # (it was "holds items of sizes [1]")
+                raise error("input", f"sequence file {path!r} holds no numbers (an empty file, or only comments)")
             return rows[0] if len(rows) == 1 else rows.T
         data, _ = read_nrrd(path)
     except TensorLangError:
@@ -1170,7 +1174,7 @@ def create(rt: Runtime):
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:
-        raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
+        raise error("too-large", f"{shown_count(total)} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
     rt.making = total
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = dict(reversed([(name, v) for (name, _), v in zip(ranges, combo)]))  # (the first of one name, as diderotc)

@@ -1477,9 +1477,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
               for _name, lo, hi in program.compiled.create_iters]
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
     total = math.prod(shape)  # Python ints: an int64 product wraps (2**32 x 2**32 -> 0)
-    from ...limits import memory_budget_bytes
+    from ...limits import memory_budget_bytes, shown_count
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
-        raise error("too-large", f"{total:,} strands do not fit in the memory budget")
+        raise error("too-large", f"{shown_count(total)} strands do not fit in the memory budget")
     values = dict(rt.g)
     for im in ir.images:  # image("file.nrrd") inside a field's definition; size(img) read once
         if im.path is not None:

@@ -47,9 +47,9 @@ _ESCAPES = {"n": "\n", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v
 
 
 def _unquote(tok: Token) -> str:
-    """A string literal's text: ``\\n`` and the other C escapes, ``\\ddd`` (decimal digits; two at the end) a character's code."""
+    """A string literal's text: C's escapes, ``\\ddd`` a decimal code (two digits at the end); up to a NUL, as in C."""
     return re.sub(r"\\(\d{3}|\d\d\Z|.)", lambda m: chr(int(m[1])) if len(m[1]) > 1 else _ESCAPES.get(m[1], m[1]),
-                  str(tok)[1:-1], flags=re.S)
+                  str(tok)[1:-1], flags=re.S).split("\0", 1)[0]
 
 
 _int = lark_support.integer
