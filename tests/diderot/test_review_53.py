@@ -82,6 +82,11 @@ CASES = {
                                   'update { print(gain, "\\n"); gain = 5.0; }', 11.0, 0.0),
     "update, read by an initializer: dropped": ("real h = gain + 1.0;", "y += G(p); k += 1; if (k > 2) stabilize;",
                                                 "update { gain = 5.0; }", 3.0, 0.0),
+    "update, read after an if whose ways both assign": ("", "y += G(p); k += 1; if (k > 2) stabilize;",
+                                                        'update { if (1 > 0) { gain = 5.0; } else { gain = 2.0; } '
+                                                        'print(gain, "\\n"); }', 11.0, 0.0),
+    "update, read in the initialize block: dropped": ('initialize { print(gain, "\\n"); gain = 3.0; }',
+                                                      "y += G(p); k += 1; if (k > 2) stabilize;", "", 3.0, 0.0),
     "update, += and a strand local of its name: dropped": (
         "", "real gain = 1.0; gain += 1.0; y += G(p) + 0.0 * gain; k += 1; if (k > 2) stabilize;",
         "update { gain = 5.0; }", 3.0, 0.0),

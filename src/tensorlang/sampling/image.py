@@ -763,9 +763,9 @@ def _from_header(name: str, then: Callable):
         return None
 
 
-def data_paths(name: str, most: int = 4096) -> list[str]:
-    """The data files (at most ``most``) that the NRRD header in file ``name`` names, beside it: one, several
-    (:func:`_data_files`) or none."""
+def data_paths(name: str, most: int = 1 << 20) -> list[str]:
+    """The data files (at most ``most``: a LIST's names fit in a header's bytes, a format's are made one by one)
+    that the NRRD header in file ``name`` names, beside it: one, several (:func:`_data_files`) or none."""
     def names(header: dict, lines, size, fh) -> list[str]:
         spec = str(header.get("datafile", header.get("data file", "")))
         files = _data_files(spec, [int(n) for n in np.atleast_1d(header["sizes"])], name, fh) if spec else None

@@ -778,8 +778,9 @@ GLOBAL_BLOCKS = ("initialize", "start", "update")
 
 
 def _storage_reads(stmt, assigned: frozenset, checked: Checked, out: set) -> frozenset:
-    """Into ``out``, the globals a global block's ``stmt`` reads where no assignment before it in the block (on some
-    way there) has set them, so from the globals' storage; returns those assigned on every way through it."""
+    """Into ``out``, the globals a global block's ``stmt`` reads where no assignment before it in the block has set
+    them, so from the globals' storage; returns those assigned then (after an ``if``, none of its: diderotc reads the
+    stored value past the join, rev54b)."""
     def read(e) -> None:
         out.update(global_names(e, checked) - assigned)
     if isinstance(stmt, A.Block):
@@ -791,34 +792,39 @@ def _storage_reads(stmt, assigned: frozenset, checked: Checked, out: set) -> fro
             if stmt.op != "=":  # (x += e reads x first)
                 out.update({stmt.name} - assigned)
             assigned |= {stmt.name}
-    elif isinstance(stmt, A.If):
-        read(stmt.test)
-        ways = [_storage_reads(s, assigned, checked, out) if s is not None else assigned for s in (stmt.then, stmt.other)]
-        assigned = ways[0] & ways[1]
-    elif isinstance(stmt, A.Foreach):
-        read(stmt.domain)
-        _storage_reads(stmt.body, assigned, checked, out)  # (it may run no time)
+    elif isinstance(stmt, (A.If, A.Foreach)):
+        read(stmt.test if isinstance(stmt, A.If) else stmt.domain)
+        for way in (stmt.then, stmt.other) if isinstance(stmt, A.If) else (stmt.body,):
+            _storage_reads(way, assigned, checked, out) if way is not None else None
     else:
         read(stmt)
     return assigned
 
 
-def field_globals(checked: Checked, read: bool = True) -> frozenset[str]:
-    """The global fields whose definition reads a global the global blocks assign (or such a field): made where they
-    are probed, from the globals as they are then (diderotc's). With ``read``, only a global whose storage is read
-    elsewhere counts (by the strand, or by a global block before an assignment there: :func:`_storage_reads`), not by
-    other globals' initializers or the creation, which run once: diderotc drops an assignment no other read needs, and
-    the field keeps the global's first value (docs/diderot.md, the ninth round)."""
-    p, found = checked.program, set[str]()
+def dropped_globals(checked: Checked) -> tuple[frozenset[str], frozenset[str]]:
+    """The globals the global blocks assign, and those of them whose assignments diderotc drops: the ones whose stored
+    value nothing but global fields' definitions reads (not the strands, nor a start or update block before an
+    assignment there, :func:`_storage_reads`; the initialize block's reads, other globals' initializers and the
+    creation do not count: they run before any update), so that the fields keep their first values."""
+    p = checked.program
     written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
-    fields = [d for d in p.decls if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field"]
-    if read:  # (through the functions called there: one only a field's definition calls reads for the field)
-        stored = global_names(p.strand, checked)
-        for block in (getattr(p, k) for k in GLOBAL_BLOCKS if getattr(p, k) is not None):
+    stored = global_names(p.strand, checked)  # (through the functions called there)
+    for block in (p.start, p.update):
+        if block is not None:
             _storage_reads(block, frozenset(), checked, stored)
-        written &= stored
-    for d in fields:
-        if global_names(d.init, checked) & (written | found):
+    return frozenset(written), frozenset(written - stored)
+
+
+def field_globals(checked: Checked, read: bool = True, reading: frozenset | None = None) -> frozenset[str]:
+    """The global fields whose definition reads one of ``reading`` or such a field; by default the globals the
+    global blocks assign, with ``read`` only those whose assignments diderotc keeps (:func:`dropped_globals`): such a
+    field is made where it is probed, from the globals as they are then (diderotc's; docs/diderot.md, the ninth round)."""
+    p, found = checked.program, set[str]()
+    if reading is None:
+        written, dropped = dropped_globals(checked)
+        reading = written - dropped if read else written
+    for d in (d for d in p.decls if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field"):
+        if global_names(d.init, checked) & (reading | found):
             found.add(d.name)
     return frozenset(found)

@@ -24,7 +24,7 @@ from ...strand_ir import print_order
 from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
-from .check import Checked, bulk_synchronous, field_globals, file_path, permuted
+from .check import Checked, bulk_synchronous, dropped_globals, field_globals, file_path, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -142,6 +142,8 @@ class Compiler:
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
         self.mutable = field_globals(checked)
+        self.dropped = dropped_globals(checked)[1]  # (read by a field made anew: its first value, Runtime.first)
+        self.defining = False  # compiling such a field's definition
         self.in_global = False  # compiling a global block (its field locals: _Later)
 
     def ty(self, node) -> Ty:
@@ -166,7 +168,13 @@ class Compiler:
             return lambda fr, k=KERNELS[name]: k
         if scope == "global" and name in self.mutable:  # made anew where it is read, from the globals as they are
             d = next(d for d in self.c.program.decls if isinstance(d, A.GlobalDecl) and d.name == name)
-            return self.field_fn(d, self.c.globals[name]) if d.param is not None else self.expr(d.init)
+            was, self.defining = self.defining, True
+            try:
+                return self.field_fn(d, self.c.globals[name]) if d.param is not None else self.expr(d.init)
+            finally:
+                self.defining = was
+        if self.defining and name in self.dropped:  # (diderotc drops its assignments: the field keeps its first value)
+            return lambda fr: fr.rt.first[name]
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):
@@ -908,6 +916,7 @@ class Runtime:
     def __init__(self, checked: Checked, compiled: Compiled, base_dir: str | None = None):
         self.c, self.p, self.base_dir = checked, compiled, base_dir
         self.g: dict[str, Any] = {}
+        self.first: dict[str, Any] = {}  # the globals as the global blocks found them (create)
         self.strands: list[Strand] = []
         self.printed: list[str] = []
         self.pending: list[Strand] = []
@@ -1166,6 +1175,7 @@ def _read_items(path: str) -> np.ndarray:
 def create(rt: Runtime):
     """The initial strands and a grid's shape (begin runs the start blocks)."""
     p = rt.p
+    rt.first = dict(rt.g)  # (the globals' first values, which fields keep of a global whose assignments diderotc drops)
     if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
         _global_block(rt, p.global_init)
     fr = rt.frame(None)

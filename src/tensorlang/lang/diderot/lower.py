@@ -19,7 +19,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked, bulk_synchronous, field_globals, permuted
+from .check import Checked, bulk_synchronous, dropped_globals, field_globals, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
@@ -385,8 +385,8 @@ class Lowerer:
         if scope == "global" and e.name in self.c.globals:
             if ty.kind in ("field", "image", "kernel"):
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
-            if ty.kind == "seq" and ty.n is None:
-                raise Unsupported(f"the sequence {e.name} of any length as a value")
+            if ty.kind == "seq" and ty.n is None:  # (a local's value, a function's argument: its items copied)
+                return self.as_seq(e, ty)
             return self.slots("g", e.name, ty)
         raise Unsupported(f"the name {e.name}")
 
@@ -1376,8 +1376,8 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    if first := field_globals(checked, read=False) - field_globals(checked):
-        raise Unsupported(f"a field defined with a global only its definition reads and a global block assigns "
+    if first := field_globals(checked, reading=dropped_globals(checked)[1]):
+        raise Unsupported(f"a field defined with a global only fields' definitions read and a global block assigns "
                           f"({', '.join(sorted(first))}): the field keeps the global's first value, C would read its new one")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
