@@ -795,7 +795,8 @@ def _storage_reads(stmt, assigned: frozenset, checked: Checked, out: set) -> fro
     elif isinstance(stmt, (A.If, A.Foreach)):
         read(stmt.test if isinstance(stmt, A.If) else stmt.domain)
         for way in (stmt.then, stmt.other) if isinstance(stmt, A.If) else (stmt.body,):
-            _storage_reads(way, assigned, checked, out) if way is not None else None
+            if way is not None:
+                _storage_reads(way, assigned, checked, out)
     else:
         read(stmt)
     return assigned

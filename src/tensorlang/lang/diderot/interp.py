@@ -174,7 +174,7 @@ class Compiler:
             finally:
                 self.defining = was
         if self.defining and name in self.dropped:  # (diderotc drops its assignments: the field keeps its first value)
-            return lambda fr: fr.rt.first[name]
+            return lambda fr: fr.rt.first.get(name, fr.g.get(name))  # (before create: the first value, in fr.g)
         return lambda fr: fr.g[name]
 
     def e_KernelRef(self, e):
