@@ -155,3 +155,40 @@ def test_a_global_sequence_of_any_length_is_copied_into_a_local_or_an_argument(b
     got = tl.compile(COPIES, lang="diderot", backend=backend).run({"is": [2**53 + 1, -7]})
     assert got.y.tolist() == [2 * (2**53 + 1) + 2 + 9, -7 + 2**53 + 1 + 2 + 9]
     assert got.z.tolist() == [8.5 + 1.5 + 8.5, 8.5 - 2.0 + 8.5]
+
+
+REV54C = {  # rev54c's a6 and e6, with the values diderotc's executables printed (ratios to F(q))
+    "initialize": ("""real g = 0.5;
+initialize {
+  real c = 2.75;
+  field#2(2)[] H = c * F + g * F;
+  g = 3.125;
+  c = 100.0;
+  print(H(q) / F(q), " ", g, "\\n");
+}
+strand S (int i) { output real v = 0.0; update { v = g; stabilize; } }
+create_collection { S(i) | i in 0..0 }
+""", [3.25, 3.125]),  # (the initialize block's field local reads g where it is declared, not where probed)
+    "creation's arguments": ("""real t = 1.0;
+real e = 2.5;
+field#2(2)[] FE = e * F;
+strand S (real p) {
+  output real y = 0.0;
+  int n = 0;
+  update { n += 1; print(FE(q) / F(q), "\\n"); y = t; if (n >= 3) { stabilize; } }
+}
+update { t = t + 1.0; e = t * 10.0; }
+create_collection { S(e) | i in 0..0 }
+""", [2.5, 20.0, 30.0]),  # (the creation reads e's stored value: its assignment is kept)
+}
+
+
+@pytest.mark.parametrize("case", REV54C)
+def test_global_fields_and_field_locals_as_diderotc_in_the_initialize_block_and_the_creation(case, tmp_path):
+    import nrrd
+
+    nrrd.write(str(tmp_path / "img.nrrd"), np.random.default_rng(3).random((8, 8)) + 1.0,
+               {"space dimension": 2, "space origin": [-1.0, -1.0], "space directions": [[0.3, 0.0], [0.0, 0.3]]})
+    text = "#version 2.0\ninput image(2)[] img;\nfield#2(2)[] F = bspln3 ⊛ img;\nvec2 q = [0.1, 0.2];\n" + REV54C[case][0]
+    printed = tl.compile(text, lang="diderot", backend="interp").run({"img": str(tmp_path / "img.nrrd")}).printed
+    assert [float(x) for x in printed.split()] == pytest.approx(REV54C[case][1])

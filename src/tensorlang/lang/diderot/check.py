@@ -804,13 +804,14 @@ def _storage_reads(stmt, assigned: frozenset, checked: Checked, out: set) -> fro
 
 def dropped_globals(checked: Checked) -> tuple[frozenset[str], frozenset[str]]:
     """The globals the global blocks assign, and those of them whose assignments diderotc drops: the ones whose stored
-    value nothing but global fields' definitions reads (not the strands, nor a start or update block before an
-    assignment there, :func:`_storage_reads`; the initialize block's reads, other globals' initializers and the
-    creation do not count: they run before any update), so that the fields keep their first values."""
+    value nothing but global fields' definitions reads (not the strands, the creation's arguments, nor a start or
+    update block before an assignment there, :func:`_storage_reads`; the initialize block's reads, other globals'
+    initializers and the creation's ranges do not count), so that the fields keep their first values."""
     p = checked.program
     written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
-    stored = global_names(p.strand, checked)  # (through the functions called there)
+    stored = global_names((p.strand, p.create.args), checked)  # (through the functions called there; the creation's
+    # arguments too, which diderotc passes from the stored globals, not its ranges, rev54c)
     for block in (p.start, p.update):
         if block is not None:
             _storage_reads(block, frozenset(), checked, stored)

@@ -834,7 +834,8 @@ def compile_program(checked: Checked) -> Compiled:
     iters = [(it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)) if isinstance(it.domain, A.Range)
              else (it.name, comp.expr(it.domain), None) for it in program.create.iters]
 
-    def block(b, where: str = "strand"):
+    def block(b, where: str = "strand"):  # ("global": the start and update blocks; diderotc's initialize block reads a
+        # field local's globals where it is declared, rev54c)
         comp.in_global = where == "global"
         try:
             return comp.stmt(b) if b is not None else None
@@ -845,7 +846,7 @@ def compile_program(checked: Checked) -> Compiled:
         [comp.expr(a) for a in program.create.args], iters,
         [(p.name, from_syntax(p.type)) for p in strand.params],
         start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
-        global_init=block(program.initialize, "global"), global_start=block(program.start, "global"), deep=bool(comp.recursive))
+        global_init=block(program.initialize), global_start=block(program.start, "global"), deep=bool(comp.recursive))
 
 
 _deep_lock = threading.Lock()
