@@ -1,0 +1,45 @@
+"""Eighth hostile round, aimed at the rest of the product (``tl.einsum``, the builder,
+fields, the Dask target, ``pad=``, STUR, the cache, ``bench`` and ``analyze``): holes
+found, each fixed at its cause and covered here.
+
+* A STUR product of more than 64 variables, or an access of 64 indices (``x(i0, ...,
+  i63)``), was error[internal] in the reference interpreter (numpy's limits on an
+  array's dimensions and on index arrays), where the C and numpy targets compute it.
+  It is error[too-large] at the product now, as the ``.tl`` interpreter's limit is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+
+
+def _product_of(variables: int) -> str:
+    """``y() := x(i0) * ... * x(iK)``: one variable per factor."""
+    factors = " * ".join(f"x(i{j})" for j in range(variables))
+    return f"symbols: N\ny() := {factors}\nx:D(i) := (0 <= i < N)\ny:D() := (0 <= N)\n"
+
+
+def _access_of(rank: int) -> str:
+    """``y() := x(i0, ..., iK)``: one access of ``rank`` indices."""
+    idx = ",".join(f"i{j}" for j in range(rank))
+    box = " * ".join(f"(0 <= i{j} < N)" for j in range(rank))
+    return f"symbols: N\ny() := x({idx})\nx:D({idx}) := {box}\ny:D() := (0 <= N)\n"
+
+
+@pytest.mark.parametrize("source, inputs, ok", [
+    (_product_of(64), {"x": np.full(1, 1.01)}, True),
+    (_product_of(65), {"x": np.full(1, 1.01)}, False),
+    (_access_of(63), {"x": np.ones((1,) * 63)}, True),
+    (_access_of(64), {"x": np.ones((1,) * 64)}, False),
+], ids=["64-variables", "65-variables", "access-63", "access-64"])
+def test_stur_products_past_numpys_limits_are_too_large_in_the_interpreter(source, inputs, ok):
+    kernel = tl.compile(source, lang="stur", backend="interp", params={"N": 1})
+    if ok:
+        expected = tl.compile(source, lang="stur", backend="numpy", params={"N": 1})(**inputs)["y"]
+        np.testing.assert_allclose(kernel(**inputs)["y"], expected, rtol=1e-14)
+    else:
+        with pytest.raises(tl.TensorLangError, match=r"error\[too-large\].*reference interpreter evaluates at most 64"):
+            kernel(**inputs)
