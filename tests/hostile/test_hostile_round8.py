@@ -6,6 +6,10 @@ found, each fixed at its cause and covered here.
   i63)``), was error[internal] in the reference interpreter (numpy's limits on an
   array's dimensions and on index arrays), where the C and numpy targets compute it.
   It is error[too-large] at the product now, as the ``.tl`` interpreter's limit is.
+* A STUR tensor of more than 64 dimensions (an input, a temporary or an output) passed
+  the checks and was error[internal] on every target when the kernel ran (numpy makes no
+  such array; an input of that rank cannot even be passed).  The checks refuse it,
+  error[too-large] rule stur-dims, as the ``.tl`` checks refuse such a declaration.
 """
 
 from __future__ import annotations
@@ -43,3 +47,18 @@ def test_stur_products_past_numpys_limits_are_too_large_in_the_interpreter(sourc
     else:
         with pytest.raises(tl.TensorLangError, match=r"error\[too-large\].*reference interpreter evaluates at most 64"):
             kernel(**inputs)
+
+
+_RANK_65 = ",".join(f"i{j}" for j in range(65))
+_BOX_65 = " * ".join(f"(0 <= i{j} < N)" for j in range(65))
+
+
+@pytest.mark.parametrize("rules, name", [
+    (f"y({_RANK_65}) := x(i0)\ny:D({_RANK_65}) := {_BOX_65}\nx:D(i) := (0 <= i < N)\n", "y"),
+    (f"t({_RANK_65}) := x(i0)\nz() := t({_RANK_65})\nt:D({_RANK_65}) := {_BOX_65}\nx:D(i) := (0 <= i < N)\n"
+     "z:D() := (0 <= N)\n", "t"),
+    (f"z() := w({_RANK_65})\nw:D({_RANK_65}) := {_BOX_65}\nz:D() := (0 <= N)\n", "w"),
+], ids=["output", "temporary", "input"])
+def test_a_stur_tensor_of_more_than_64_dimensions_is_refused_by_the_checks(rules, name):
+    with pytest.raises(tl.TensorLangError, match=rf"error\[too-large\]: '{name}' has 65 dimensions; at most 64"):
+        tl.check("symbols: N\n" + rules, lang="stur")
