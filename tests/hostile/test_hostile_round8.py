@@ -10,6 +10,10 @@ found, each fixed at its cause and covered here.
   the checks and was error[internal] on every target when the kernel ran (numpy makes no
   such array; an input of that rank cannot even be passed).  The checks refuse it,
   error[too-large] rule stur-dims, as the ``.tl`` checks refuse such a declaration.
+* An einsum of more than 64 dimensions: ``tl.einsum("...,abc->...abc", a64, b)`` was a bare
+  ValueError from numpy's array constructor, ``tl.contract_expression("...->...", (1,) * 65)``
+  was built (and could never be called) and ``tensorlang run r65.einsum --random-inputs``
+  was error[internal].  Each is error[too-large] (still a ValueError, as numpy's) now.
 """
 
 from __future__ import annotations
@@ -62,3 +66,14 @@ _BOX_65 = " * ".join(f"(0 <= i{j} < N)" for j in range(65))
 def test_a_stur_tensor_of_more_than_64_dimensions_is_refused_by_the_checks(rules, name):
     with pytest.raises(tl.TensorLangError, match=rf"error\[too-large\]: '{name}' has 65 dimensions; at most 64"):
         tl.check("symbols: N\n" + rules, lang="stur")
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tl.einsum("...,abc->...abc", np.ones((1,) * 64), np.ones((1, 1, 1))),
+    lambda: tl.contract_expression("...,abc->...abc", (1,) * 64, (1, 1, 1)),
+    lambda: tl.contract_expression("...->...", (1,) * 65),
+    lambda: tl.compile("...->... : [" + "1 " * 65 + "]", lang="einsum"),
+], ids=["einsum-result-67", "expression-result-67", "expression-operand-65", "einsum-program-65"])
+def test_an_einsum_of_more_than_64_dimensions_is_too_large(call):
+    with pytest.raises(ValueError, match=r"error\[too-large\]: einsum: a shape of 6[57] dimensions; at most 64"):
+        call()
