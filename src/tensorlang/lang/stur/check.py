@@ -189,12 +189,9 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     decls = tuple(Decl(name, shapes[name], "in", first_use.get(name), first_use.get(name)) for name in inputs) + tuple(
         Decl(r.name, shapes[r.name], "out" if r.name in outputs else None, r.span, r.head_span) for r in order)
     for d in decls:
-        if len(d.shape) > MAX_RANK:
-            raise error("too-large", f"{d.name!r} has {len(d.shape)} dimensions; at most {MAX_RANK} (numpy's limit) "
-                        "are supported", d.span, "stur-dims")
-        if count(d.shape) >= MAX_ELEMENTS:
-            raise error("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
-                        "stur-dims")
+        if (rank := len(d.shape)) > MAX_RANK or count(d.shape) >= MAX_ELEMENTS:
+            raise error("too-large", f"{d.name!r} has {rank} dimensions; at most {MAX_RANK} (numpy's limit)" if rank > MAX_RANK
+                        else f"{d.name!r} has more elements than any machine can index (2^62)", d.span, "stur-dims")
     return replace(model, decls=decls)
 
 
