@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import TensorLangError
-from ...semantics.types import MAX_ELEMENTS
+from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 LETTERS = frozenset(string.ascii_letters)
 
@@ -236,6 +236,8 @@ def parse(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -> Spec:
                     counts[label] = counts.get(label, 0) + 1
         output = broadcast + tuple(sorted(label for label, n in counts.items() if n == 1))
     for shape in (*shapes, tuple(sizes[label] for label in output)):  # as the checker's declarations
+        if len(shape) > MAX_RANK:
+            raise EinsumTooLargeError(f"einsum: a shape of {len(shape)} dimensions; at most {MAX_RANK} (numpy's limit)")
         if math.prod(int(n) for n in shape) >= MAX_ELEMENTS:
             raise EinsumTooLargeError(f"einsum: shape {tuple(shape)} has more elements than any machine can index (2^62)")
     return Spec(tuple(terms), output, tuple(sorted(sizes.items())), tuple(tuple(s) for s in shapes))

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from ...errors import Diagnostic, Span, TensorLangError, error
 from ...semantics.interface import interface
 from ...semantics.sizes import Sym
-from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
+from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, MAX_RANK, count
 from . import ast
 from .ast import Rule as _Rule
 from .linear import INF, Constraint, Lin, comparisons, constraint, propagate, reciprocal, rename, text
@@ -189,9 +189,9 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     decls = tuple(Decl(name, shapes[name], "in", first_use.get(name), first_use.get(name)) for name in inputs) + tuple(
         Decl(r.name, shapes[r.name], "out" if r.name in outputs else None, r.span, r.head_span) for r in order)
     for d in decls:
-        if count(d.shape) >= MAX_ELEMENTS:
-            raise error("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
-                        "stur-dims")
+        if (rank := len(d.shape)) > MAX_RANK or count(d.shape) >= MAX_ELEMENTS:
+            raise error("too-large", f"{d.name!r} has {rank} dimensions; at most {MAX_RANK} (numpy's limit)" if rank > MAX_RANK
+                        else f"{d.name!r} has more elements than any machine can index (2^62)", d.span, "stur-dims")
     return replace(model, decls=decls)
 
 

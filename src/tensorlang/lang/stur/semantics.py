@@ -10,7 +10,7 @@ from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
 from .check import Model, Term, prepare
-from .linear import holds_any, reciprocal, too_large
+from .linear import error, holds_any, reciprocal, too_large
 
 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
@@ -31,6 +31,9 @@ def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype
     """out[h] += the term's sum over its other variables (its box, where its masks hold); the h it reaches."""
     if any(lo > hi for lo, hi in term.box.values()):
         return np.zeros(out.shape, dtype=bool)
+    if len(term.variables) > 64 or any(len(a.args) > 63 for a in term.accesses):  # numpy's axes and index arrays
+        raise error("too-large", f"a product of {term.rule.name!r} has {len(term.variables)} variables; the reference interpreter "
+                    "evaluates at most 64, 63 in one access (numpy's limits; the compiled targets take more)", term.product.span)
     shape = tuple(hi - lo + 1 for lo, hi in (term.box[v] for v in term.variables))
     too_large(int(np.prod(shape, dtype=object)), f"a product of {term.rule.name!r}", term.product.span)
     grids = {v: np.arange(lo, hi + 1, dtype=np.int64).reshape([1] * axis + [n] + [1] * (len(shape) - axis - 1))
