@@ -89,6 +89,14 @@ def check_allocation(elements: int, itemsize: int, what: str, span: Span | None 
                     f"budget of {_human(budget)}", span)
 
 
+def is_int64(x) -> bool:
+    """``x`` a whole number of 64 bits, a float by its value (not 2.0**63, ⊥, ±∞): Diderot's ints, as inputs and items."""
+    try:
+        return bool(int(x) == x) and -(1 << 63) <= int(x) < 1 << 63
+    except (OverflowError, ValueError, TypeError):
+        return False
+
+
 def shown_count(n: int) -> str:
     """``n`` with commas; ``at least 2^K`` past 10^30 (Python writes no int of 4300 digits, a float overflows)."""
     return f"{n:,}" if n < 10**30 else f"at least 2^{n.bit_length() - 1}"

@@ -144,7 +144,7 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise error("input", f"{what} must be an integer, got {value!r}")
-        if not -(1 << 63) <= int(value) < 1 << 63:  # Diderot's ints are 64-bit (issue 41)
+        if not limits.is_int64(value):
             raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {int(value)}")
         return int(value)
     if inp.kind == "real":

@@ -818,14 +818,11 @@ def dropped_globals(checked: Checked) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(written), frozenset(written - stored)
 
 
-def field_globals(checked: Checked, read: bool = True, reading: frozenset | None = None) -> frozenset[str]:
-    """The global fields whose definition reads one of ``reading`` or such a field; by default the globals the
-    global blocks assign, with ``read`` only those whose assignments diderotc keeps (:func:`dropped_globals`): such a
-    field is made where it is probed, from the globals as they are then (diderotc's; docs/diderot.md, the ninth round)."""
+def field_globals(checked: Checked, reading: frozenset) -> frozenset[str]:
+    """The global fields whose definition reads one of the globals ``reading`` or such a field.  With the globals
+    whose assignments diderotc keeps (:func:`dropped_globals`), such a field is made where it is probed, from the
+    globals as they are then (diderotc's; docs/diderot.md, the ninth round)."""
     p, found = checked.program, set[str]()
-    if reading is None:
-        written, dropped = dropped_globals(checked)
-        reading = written - dropped if read else written
     for d in (d for d in p.decls if isinstance(d, A.GlobalDecl) and d.init is not None and checked.globals[d.name].kind == "field"):
         if global_names(d.init, checked) & (reading | found):
             found.add(d.name)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import Span, TensorLangError, error
-from ...limits import _human, check_allocation, memory_budget_bytes, shown_count
+from ...limits import _human, check_allocation, is_int64, memory_budget_bytes, shown_count
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -141,8 +141,8 @@ class Compiler:
         self.c = checked
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
-        self.mutable = field_globals(checked)
-        self.dropped = dropped_globals(checked)[1]  # (read by a field made anew: its first value, Runtime.first)
+        written, self.dropped = dropped_globals(checked)  # (dropped: read by a field made anew: its first value, Runtime.first)
+        self.mutable = field_globals(checked, written - self.dropped)
         self.defining = False  # compiling such a field's definition
         self.in_global = False  # compiling a global block (its field locals: _Later)
 
@@ -979,7 +979,7 @@ class Runtime:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
             got = tuple(cast(x) if cast is not int or np.isfinite(x) else float(x) for x in np.ravel(data, order="F"))
-            if cast is int and (bad := next((n for n in got if not -(1 << 63) <= n < 1 << 63), None)) is not None:
+            if cast is int and (bad := next((n for n in got if not is_int64(n)), None)) is not None:
                 raise error("input", f"{value!r} holds {bad:.6g}, no 64-bit int ({elem})")  # (was an OverflowError)
             return got
         if elem is not None and elem.kind == "tensor" and elem.shape:

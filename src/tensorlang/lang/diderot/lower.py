@@ -1376,7 +1376,7 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    if first := field_globals(checked, reading=dropped_globals(checked)[1]):
+    if first := field_globals(checked, dropped_globals(checked)[1]):
         raise Unsupported(f"a field defined with a global only fields' definitions read and a global block assigns "
                           f"({', '.join(sorted(first))}): the field keeps the global's first value, C would read its new one")
     gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
 from ...errors import TensorLangError, error
-from ...limits import check_allocation
+from ...limits import check_allocation, is_int64
 from ...sampling.image import Image
 from ...sampling.image import image as make_image
 from . import ast as A
@@ -213,7 +213,7 @@ class StrandProgram:
         if ty.kind == "tensor":
             return float(value)
         if ty.kind == "int":
-            if isinstance(value, bool) or int(value) != value or not -2**63 <= int(value) < 2**63:
+            if isinstance(value, bool) or not is_int64(value):
                 raise error("input", f"{kind} {name} is a 64-bit int, got {_short(value)}")
             return int(value)
         if ty.kind == "bool":
@@ -275,11 +275,6 @@ def _fits(value, ty: Ty | None) -> bool:
     return arr.shape == _item_shape(ty) and _numbers(arr, ty)
 
 
-def _int64(x: Any) -> bool:
-    """``x`` a whole number of 64 bits (a float by its value, 2.0**63 not)."""
-    return float(x).is_integer() and -(1 << 63) <= int(x) < 1 << 63
-
-
 def _numbers(arr: np.ndarray, ty: Ty | None) -> bool:
     """``arr`` holds numbers, whole ones of 64 bits where ``ty``'s (innermost) items are ints (an int input's range)."""
     while ty is not None and ty.kind == "seq":
@@ -288,6 +283,6 @@ def _numbers(arr: np.ndarray, ty: Ty | None) -> bool:
         with np.errstate(invalid="ignore"):
             return bool(np.all((np.floor(arr) == arr) & (arr >= -2.0 ** 63) & (arr < 2.0 ** 63)))
     if ty is not None and ty.kind == "int" and arr.size and arr.dtype.kind == "O":  # (2**64)
-        return all(isinstance(x, numbers.Real) and _int64(x) for x in arr.flat)
+        return all(isinstance(x, numbers.Real) and is_int64(x) for x in arr.flat)
     return arr.dtype.kind in "biu" and (arr.dtype != np.uint64 or ty is None or ty.kind != "int" or arr.max(initial=0) < 1 << 63) \
         or arr.dtype.kind == "f"

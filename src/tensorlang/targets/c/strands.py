@@ -982,9 +982,9 @@ class Run:
         """A state sequence of any length of every strand (or of ``cols``): an array of its items a strand."""
         blocks, c = np.ascontiguousarray(self.state(name, (), "int", cols).reshape(-1), np.int64), max(1, math.prod(item))
         lens, hs, gather = np.empty(len(blocks), np.int64), self.ffi.from_buffer("int64_t[]", blocks), self.lib.tl_kp_gather
-        gather(hs, len(blocks), c, self.ffi.from_buffer("int64_t[]", lens), self.ffi.NULL)  # (one call, not one a strand)
+        gather(hs, len(blocks), c, lp := self.ffi.from_buffer("int64_t[]", lens), self.ffi.NULL)  # the lengths, then items
         cells, ends = np.empty((int(lens.sum()),) + item, dtype=np.float64 if st == "real" else np.int64), np.cumsum(lens)
-        gather(hs, len(blocks), c, self.ffi.from_buffer("int64_t[]", lens), self.ffi.from_buffer(cells))
+        gather(hs, len(blocks), c, lp, self.ffi.from_buffer(cells))
         return np.frompyfunc(lambda a, b: cells[a:b].astype(bool) if st == "bool" else cells[a:b], 2, 1)(ends - lens, ends)
 
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
