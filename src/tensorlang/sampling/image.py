@@ -601,7 +601,8 @@ def read_nrrd(name: str, raw: bytes | None = None):
             lines = list(_header_lines(fh, name))
             if not lines:
                 raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
-            header = _read_header(lines, name, failures)
+            with np.errstate(all="ignore"):  # (pynrrd casts a "1e30" or 2^63 size: checked by _check_sizes_text)
+                header = _read_header(lines, name, failures)
             header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
             files = _check_nrrd_header(header, name, size, fh)

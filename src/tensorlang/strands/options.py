@@ -163,6 +163,12 @@ def usage(program, prog: str, long: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bool(word: str, what: str) -> bool:
+    if word.lower() in _TRUE | _FALSE:
+        return word.lower() in _TRUE
+    raise error("input", f"{what} (bool) expects true or false, got {word!r}")
+
+
 def _number(text: str, integer: bool, what: str):
     try:
         if "_" in text or not text.isascii():  # Python's spellings (1_000, digits ٣ ５), not C's (strtod, strtol)
@@ -186,8 +192,7 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
     what = what or f"-{inp.name}"
     if _numbers(inp):  # int{n} and bool{n}: ints and bools (read as reals, 2^53 + 1 was 2^53; true was refused)
         kind = inp.type.split("{")[0].split("[")[0]
-        values = [w.lower() in _TRUE if kind == "bool" and w.lower() in _TRUE | _FALSE else
-                  _number(w, kind == "int", f"{what} ({inp.type})") for w in words]
+        values = [_bool(w, what) if kind == "bool" else _number(w, kind == "int", f"{what} ({inp.type})") for w in words]
         return np.array(values, dtype=object).reshape(inp.shape).tolist() if kind in ("int", "bool") else np.array(values).reshape(inp.shape)
     (word,) = words
     if inp.kind == "int":
@@ -195,10 +200,7 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
     if inp.kind == "real":
         return _number(word, False, f"{what} ({inp.type})")
     if inp.kind == "bool":
-        low = word.lower()
-        if low in _TRUE or low in _FALSE:
-            return low in _TRUE
-        raise error("input", f"{what} (bool) expects true or false, got {word!r}")
+        return _bool(word, what)
     if inp.kind in ("string", "image", "sequence"):  # a dynamic sequence: its NRRD file
         return word
     raise error("input", f"{what}: inputs of type {inp.type} cannot be given on the command line in this version")

@@ -1157,7 +1157,9 @@ def _read_items(path: str) -> np.ndarray:
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
             with warnings.catch_warnings():  # (numpy's "input contained no data", into tensorlang's source line)
                 warnings.simplefilter("ignore")
-                rows = np.loadtxt(path, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+                with open(path, "rb") as f:  # (commas separate numbers too, as in Teem: "1,2" is 1 2)
+                    lines = f.read().replace(b",", b" ").decode("latin-1").splitlines()
+                rows = np.loadtxt(lines, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
             if not rows.size:  # (it was "holds items of sizes [1]")
                 raise error("input", f"sequence file {path!r} holds no numbers (an empty file, or only comments)")
             return rows[0] if len(rows) == 1 else rows.T
