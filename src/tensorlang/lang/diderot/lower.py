@@ -154,10 +154,7 @@ class Lowerer:
         self.frozen = False  # following a field local's definition: its tensors copied as they are there
         self.live = False  # a global block's field local: its locals copied there, its globals read where it is probed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
-        #: the globals whose assignments diderotc drops (check.dropped_globals): a global field's definition reads
-        #: their first values, kept in slots of their own (NAME@0, set at creation and never assigned)
-        self.dropped = dropped_globals(checked)[1]
-        self.defining = False  # following a global field's definition
+        self.dropped, self.defining = dropped_globals(checked)[1], False  # (globals whose assignments diderotc drops: a followed global field reads NAME@0)
         self.serial = False  # a strand method counts the strands
         #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
         #: (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
@@ -1380,8 +1377,7 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for k in (name, name + "@0")
-              for n in L.global_slots.get(k, ())]
+    gslots = [S.Slot(n, _scalar(ty)) for g, ty in checked.globals.items() for k in (g, g + "@0") for n in L.global_slots.get(k, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
         strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
@@ -1472,7 +1468,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             raise
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
-    first = dict(rt.g)  # (the first values a global field keeps of a dropped global: NAME@0, as I.create's rt.first)
+    first = dict(rt.g)  # (a global field's definition reads a dropped global's first value: NAME@0, I.create's rt.first)
     if rt.p.global_init is not None:  # the global initialize block, in Python before the strands exist (as I.create)
         I._global_block(rt, rt.p.global_init)
     fr, before = rt.frame(None), "".join(rt.printed)  # (what it printed comes first)
@@ -1483,8 +1479,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     from ...limits import memory_budget_bytes, shown_count
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
         raise error("too-large", f"{shown_count(total)} strands do not fit in the memory budget")
-    values = dict(rt.g) | {f"{name}@0": first[name] for name in {g.name.partition(".")[0][:-2] for g in ir.globals
-                                                                 if g.name.partition(".")[0].endswith("@0")}}
+    values = dict(rt.g) | {f"{name}@0": v for name, v in first.items()}
     for im in ir.images:  # image("file.nrrd") inside a field's definition; size(img) read once
         if im.path is not None:
             values[im.name] = rt.image(im.path)
