@@ -1,8 +1,8 @@
 """The inputs of the programs in ``more/unseen12/`` (an eleventh round: global fields of globals the global update
-sets, field locals of the global start and update blocks, int, bool and vector sequences as inputs, locals,
+sets, field locals of the global start and update blocks, int and vector sequences as inputs, locals,
 arguments and outputs, strands dying in their start method, ``continue`` and ``stabilize`` in nested ``if``\\ s, a 3-D
 image whose axes are not aligned with the world's, every kernel under its highest derivatives, ``image(1)[]``
-fields, 64-bit ints near 2^63, fields written inline, a collection of 60 000 strands and Diderot's fs3d-vec and
+fields, 64-bit ints near 2^63, fields written inline, every value printed, a collection of 60 000 strands, fs3d-vec and
 unicode examples varied) and the stored outputs of diderotc's executables on them (``more/unseen12/diderotc.json``:
 ``diderotc --double --exec --snapshot``, ``--long-int`` for ``w14``).  ``python tests/diderot/unseen12_inputs.py
 [RUN ...]`` remakes them where diderotc is on PATH (docs/diderot.md, "Programs written to combine the features")."""
@@ -69,6 +69,9 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("w20_matslices", ("0", []))
     + _runs("w21_v1births", ("0", []), ("t", ["-tol", "0.1"]))
     + _runs("w22_fieldfnglobals", ("0", []))
+    + _runs("w23_printall", ("0", []), ("w", ["-who", "a \\ b", "-tiny", "-2.5e-310"]))
+    + _runs("w24_insideborder", ("0", []))
+    + _runs("w25_snapdie", ("0", []), ("s1", ["-s", "1"]), ("g", ["-gens", "0", "-s", "2"]))
 )
 
 
