@@ -29,6 +29,8 @@ def _build(f: Path) -> None:
                                             "(0.05,-0.1,0.45)", "space origin: (0.3,-1.2,0.8)"])
     write(f / "p3.nrrd", [[0.2 * i - 0.5, 0.3 * ((i * 3) % 5) - 0.6, 0.1 * i * i - 0.4] for i in range(6)],
           ["kinds: 3-vector list"], t="double")
+    write(f / "cmap.nrrd", grid([10], 3), ["space dimension: 1", "space directions: none (0.25)", "space origin: (-1.1)",
+                                            "kinds: 3-vector space"])
     write(f / "ints.nrrd", [4, -1, 2, -3], ["kinds: list"], t="int")
     write(f / "ks.nrrd", [12, -7, 0, 45, -30, 8], ["kinds: list"], t="int")
     write(f / "pts2.nrrd", [[0.1, 0.2], [-0.3, 0.4], [1.0, -1.0], [0.0, 0.0]], ["kinds: 2-vector list"], t="double")
@@ -71,6 +73,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("w22_fieldfnglobals", ("0", []))
     + _runs("w23_printall", ("0", []), ("w", ["-who", "a \\ b", "-tiny", "-2.5e-310"]))
     + _runs("w24_insideborder", ("0", []))
+    + _runs("w26_bighess", ("0", []), ("s", ["-sz0", "7", "-sz1", "5", "-angle", "-35", "-fov", "3"]))
     + _runs("w25_snapdie", ("0", []), ("s1", ["-s", "1"]), ("g", ["-gens", "0", "-s", "2"]))
 )
 
