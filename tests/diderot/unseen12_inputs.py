@@ -74,6 +74,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("w23_printall", ("0", []), ("w", ["-who", "a \\ b", "-tiny", "-2.5e-310"]))
     + _runs("w24_insideborder", ("0", []))
     + _runs("w26_bighess", ("0", []), ("s", ["-sz0", "7", "-sz1", "5", "-angle", "-35", "-fov", "3"]))
+    + _runs("w27_obliqueborder", ("0", []))
     + _runs("w25_snapdie", ("0", []), ("s1", ["-s", "1"]), ("g", ["-gens", "0", "-s", "2"]))
 )
 
