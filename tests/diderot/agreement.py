@@ -211,7 +211,8 @@ def run_stored(path: str, argv: list[str], want: dict, make, backend: str, folde
 
 def remake(inputs, names: list[str], built: dict[tuple, object] | None = None, timeout: float = 60) -> None:
     """Run the stored runs ``names`` of a round of unseen programs (the module ``inputs``: its ``PROGRAMS``,
-    ``STORED``, ``RUNS``, ``make``, ``written`` and ``diderotc_flags(argv)``, the build options a run needs) with
+    ``STORED``, ``RUNS``, ``make``, ``written`` and ``diderotc_flags(argv)``, the build options a run needs, and those of a program in
+    ``PROGRAM_FLAGS`` where it has them) with
     diderotc's executables, and store what each printed and wrote. Each program is built with ``diderotc --double
     --exec`` and those options in a folder holding the inputs (a file a program names fixes its image's sample
     type), once for each set of options (``built``: executables already built, (program, *options) -> path); a
@@ -227,7 +228,7 @@ def remake(inputs, names: list[str], built: dict[tuple, object] | None = None, t
         for name, prog, argv in inputs.RUNS:
             if name not in names:
                 continue
-            key = (prog, *inputs.diderotc_flags(argv))
+            key = (prog, *inputs.diderotc_flags(argv), *getattr(inputs, "PROGRAM_FLAGS", {}).get(prog, ()))
             if key not in built:
                 where = Path(tmp) / str(len(built))
                 where.mkdir()

@@ -100,14 +100,12 @@ def test_a_global_field_sees_a_new_global_only_where_diderotc_keeps_the_assignme
 
     nrrd.write(str(tmp_path / "img.nrrd"), np.random.default_rng(1).random((8, 8)),
                {"space dimension": 2, "space origin": [-1.0, -1.0], "space directions": [[0.3, 0.0], [0.0, 0.3]]})
+    if backend == "c" and "dropped" in case and case != "update, printed after it: dropped":  # (a build each: the
+        pytest.skip("one dropped case runs in C")  # first values' slots run in C in test_strand_c_fallbacks and here)
     before, update, after, scale, plus = CASES[case]
     p = tl.compile(GLOBAL_FIELD % (before, update, after), lang="diderot", backend=backend)
     f = tl.compile(GLOBAL_FIELD % ("", "y = F(p); stabilize;", ""), lang="diderot")
     img = str(tmp_path / "img.nrrd")
-    if backend == "c" and "dropped" in case:  # (C would read the new value: left to the interpreter)
-        with pytest.raises(TensorLangError, match="keeps the global's first value"):
-            p.run({"img": img})
-        return
     np.testing.assert_allclose(p.run({"img": img}).y, scale * f.run({"img": img}).y + plus, rtol=1e-12)
 
 

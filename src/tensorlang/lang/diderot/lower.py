@@ -19,7 +19,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked, bulk_synchronous, dropped_globals, field_globals, permuted
+from .check import Checked, bulk_synchronous, dropped_globals, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
 
@@ -154,6 +154,7 @@ class Lowerer:
         self.frozen = False  # following a field local's definition: its tensors copied as they are there
         self.live = False  # a global block's field local: its locals copied there, its globals read where it is probed
         self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
+        self.dropped, self.defining = dropped_globals(checked)[1], False  # (globals whose assignments diderotc drops: a followed global field reads NAME@0)
         self.serial = False  # a strand method counts the strands
         #: the counts a state initializer (or creation) reads: hidden int parameters, set by creation to the grid's
         #: (diderotc's counts) and by ``new`` to the counts when it runs (the interpreter's)
@@ -387,7 +388,7 @@ class Lowerer:
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
             if ty.kind == "seq" and ty.n is None:  # (a local's value, a function's argument: its items copied)
                 return self.as_seq(e, ty)
-            return self.slots("g", e.name, ty)
+            return self.slots("g", e.name + ("@0" if self.defining and e.name in self.dropped else ""), ty)
         raise Unsupported(f"the name {e.name}")
 
     def e_RealCast(self, e):
@@ -827,16 +828,16 @@ class Lowerer:
             if self.c.field_fns.get(e.name) != "field":  # evaluated at the point (user functions, tests)
                 return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
-                with self.setting(formula=None):
+                with self.setting(formula=None, defining=True):
                     cv = self.operand(fdecl.init)
                 return FV.Constant(self.syms(_as(cv, "real")), d)
-            with self.setting(formula=(fdecl.param, d)):
+            with self.setting(formula=(fdecl.param, d), defining=True):
                 return self.opaque(fdecl.init)
         if isinstance(e, A.Var):
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
                 raise Unsupported(f"the field {e.name} (not a global with a definition)")
-            with self.setting(want=self.c.globals[e.name]):  # the declared type, for image("file")
+            with self.setting(want=self.c.globals[e.name], defining=True):  # the declared type, for image("file")
                 return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
         if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
             return FV.Compose(self.opaque(e.left), self.opaque(e.right))
@@ -1376,10 +1377,7 @@ def lower(checked: Checked) -> S.StrandIR:
         raise Unsupported("a sphere query in a start method")
     gstart = method(p.start, "global")
     global_block = method(p.update, "global")
-    if first := field_globals(checked, dropped_globals(checked)[1]):
-        raise Unsupported(f"a field defined with a global only fields' definitions read and a global block assigns "
-                          f"({', '.join(sorted(first))}): the field keeps the global's first value, C would read its new one")
-    gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
+    gslots = [S.Slot(n, _scalar(ty)) for g, ty in checked.globals.items() for k in (g, g + "@0") for n in L.global_slots.get(k, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
         strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
@@ -1470,6 +1468,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             raise
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
+    first = dict(rt.g)  # (a global field's definition reads a dropped global's first value: NAME@0, I.create's rt.first)
     if rt.p.global_init is not None:  # the global initialize block, in Python before the strands exist (as I.create)
         I._global_block(rt, rt.p.global_init)
     fr, before = rt.frame(None), "".join(rt.printed)  # (what it printed comes first)
@@ -1480,7 +1479,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     from ...limits import memory_budget_bytes, shown_count
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
         raise error("too-large", f"{shown_count(total)} strands do not fit in the memory budget")
-    values = dict(rt.g)
+    values = dict(rt.g) | {f"{name}@0": v for name, v in first.items()}
     for im in ir.images:  # image("file.nrrd") inside a field's definition; size(img) read once
         if im.path is not None:
             values[im.name] = rt.image(im.path)
