@@ -115,7 +115,10 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
                 _FILES[path] = (key, limits.memory_budget_bytes())
             img = kept
         else:
-            array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            try:
+                array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            except (TypeError, ValueError) as exc:  # a ragged list
+                raise error("input", f"an image is an array of real numbers: {exc}") from None
             if array.dtype.kind in "biuf":
                 limits.check_allocation(array.size, 8, what)
             img = make_image(array, inp.dim if inp.dim is not None and np.ndim(array) >= inp.dim else None)
@@ -150,7 +153,7 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     if inp.kind == "real":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             raise error("input", f"{what} must be a real number, got {value!r}")
-        return float(value)
+        return _real(value, what)
     if inp.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise error("input", f"{what} must be True or False, got {value!r}")
@@ -163,17 +166,31 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
             raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
         return value
     if inp.kind == "tensor":
-        try:
-            array = np.array(value, dtype=np.float64)
+        try:  # (not cast at once: None became NaN, a complex number its real part)
+            array = np.array(value)
+            if array.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in array.flat):
+                array = np.array([_real(v, what) for v in array.flat]).reshape(array.shape)
+            if array.dtype.kind not in "biuf":
+                raise TypeError(array.dtype)
+            array = array.astype(np.float64)
         except (TypeError, ValueError):
             raise error("input", f"{what} must be an array of shape {tuple(inp.shape)} of real numbers, "
-                                 f"got {value!r}") from None
+                                 f"got {value!r:.200}") from None
         if array.shape != tuple(inp.shape):
             raise error("input", f"{what} must have shape {tuple(inp.shape)}, got shape {array.shape}")
         return array
     if inp.kind == "sequence" and _is_path(value) and os.path.exists(value) and not os.path.isabs(value):
         return os.path.abspath(value)  # a file the caller names: the working folder's first, as an image's
     return value  # a type the front end checks itself (sequences; a file name in the program's folder)
+
+
+def _real(value, what: str) -> float:
+    """``value`` (a real number) as a double; error[input] past the doubles (``10**400``: an OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        shown = ("-" if value < 0 else "") + limits.shown_count(abs(int(value)))
+        raise error("input", f"{what}: {shown} is beyond the doubles (about 1.8e308)") from None
 
 
 class StrandRun(Unpicklable):
