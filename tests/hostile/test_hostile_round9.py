@@ -13,6 +13,8 @@ its cause and covered here.
 * From Python, a ragged list as an image input was a ValueError traceback and ``r=10**400``
   for a real input an OverflowError; a tensor input took ``None`` as NaN and a complex
   number as its real part (with a ComplexWarning).  All four are error[input] now.
+* ``p.run("img")`` (no mapping) was an AttributeError, inputs named ``1`` and ``"zz"`` a
+  TypeError, and ``progress=3`` or ``on_snapshot="f"`` a TypeError inside the run: error[input].
 """
 
 from __future__ import annotations
@@ -103,3 +105,18 @@ def test_python_inputs_that_are_no_real_numbers_are_input_errors(program, inputs
 def test_real_numbers_of_every_python_kind_still_run(program):
     result = program(img=np.ones((4, 4)), r=np.float16(1.0), v=np.array([1, 2], dtype=object))
     assert result["x"].tolist() == [5.0]
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("img",), {}, "the inputs are a mapping from names to values, got str"),
+    (([("img", 1.0)],), {}, "a mapping from names to values, got list"),
+    (({1: 2, "zz": 3},), {}, "no input 'zz', 1;"),
+    (({"img": np.ones((4, 4))},), {"snapshot": 1, "on_snapshot": "f"}, "on_snapshot must be callable or None"),
+    (({"img": np.ones((4, 4))},), {"progress": 3}, "progress must be callable or None"),
+])
+def test_run_arguments_of_the_wrong_kind_are_input_errors(program, args, kwargs, message):
+    """``p.run("img")`` was an AttributeError, ``{1: 2, "zz": 3}`` a TypeError (sorting the unknown names), a
+    ``progress`` or ``on_snapshot`` that is no function a TypeError from inside the run."""
+    with pytest.raises(tl.TensorLangError, match=message) as caught:
+        program.run(*args, **kwargs)
+    assert caught.value.code == "input"

@@ -236,7 +236,9 @@ class StrandRun(Unpicklable):
         message lists the inputs), a missing required input or a value of the wrong type.
         An image input left out is read from its default path (``image("f.nrrd")``)."""
         known = {inp.name: inp for inp in self.inputs}
-        if unknown := sorted(set(given) - set(known)):
+        if not isinstance(given, Mapping):  # (a string's letters, a list of pairs: no names)
+            raise error("input", f"the inputs are a mapping from names to values, got {type(given).__name__}")
+        if unknown := sorted((k for k in given if not isinstance(k, str) or k not in known), key=repr):  # (1 and 'a': repr)
             names = ", ".join(f"{i.name} ({i.type})" for i in self.inputs) or "none"
             raise error("input", f"the program has no input {', '.join(map(repr, unknown))}; its inputs: {names}")
         if missing := [f"{inp.name} ({inp.type})" for inp in self.inputs if inp.default is None and inp.name not in given]:
@@ -265,7 +267,10 @@ class StrandRun(Unpicklable):
         steps = options.count(limit, "limit", 0, options.MAX_LIMIT) or options.DEFAULT_LIMIT
         workers = options.count(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = options.count(snapshot, "snapshot", 0)
-        values = self.values(inputs or {})
+        values = self.values({} if inputs is None else inputs)
+        for what, hook_given in (("on_snapshot", on_snapshot), ("progress", progress)):
+            if hook_given is not None and not callable(hook_given):
+                raise error("input", f"{what} must be callable or None, got {hook_given!r:.80}")
         backend = self.backend or strand_backend()
         told: list[str] = []
 
