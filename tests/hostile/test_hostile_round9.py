@@ -15,6 +15,9 @@ its cause and covered here.
   number as its real part (with a ComplexWarning).  All four are error[input] now.
 * ``p.run("img")`` (no mapping) was an AttributeError, inputs named ``1`` and ``"zz"`` a
   TypeError, and ``progress=3`` or ``on_snapshot="f"`` a TypeError inside the run: error[input].
+* ``q=b"x.nrrd"`` for a ``real{}`` input ran with the bytes' codes as items: error[input].
+* ``p.main(["-o", "a\\0b"])`` was a ValueError (an embedded NUL), ``p.main(None)`` or a word
+  that is no str a TypeError: error[input].
 """
 
 from __future__ import annotations
@@ -119,4 +122,25 @@ def test_run_arguments_of_the_wrong_kind_are_input_errors(program, args, kwargs,
     ``progress`` or ``on_snapshot`` that is no function a TypeError from inside the run."""
     with pytest.raises(tl.TensorLangError, match=message) as caught:
         program.run(*args, **kwargs)
+    assert caught.value.code == "input"
+
+
+def test_bytes_for_a_sequence_or_an_image_are_an_input_error(program, tmp_path):
+    """``q=b"x.nrrd"`` for a ``real{}`` input ran with the bytes' codes as its items (120, 46, ...)."""
+    seq = tl.compile(_PROGRAM.replace("input real r = 1.0;", "input real{} r = {1.0};").replace("+ r +", "+ r{0} +"),
+                     lang="diderot", backend="interp")
+    for run, name in ((seq, "r"), (program, "img")):
+        with pytest.raises(tl.TensorLangError, match="is given bytes b'x.nrrd'; give a file's path as a str"):
+            run(**{"img": np.ones((4, 4)), name: b"x.nrrd"})
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-o", "a\0b.nrrd"], "holds a NUL"), (["-print", "a\0b"], "holds a NUL"), (["-s", "1", "-sp", "a\0"], "holds a NUL"),
+    (["-r", 1.0], "a command line is a list of strings"), ("-r 1", "a list of strings"), (None, "a list of strings"),
+])
+def test_a_command_line_of_the_wrong_kind_is_an_input_error(program, argv, message):
+    """``p.main(["-o", "a\\0b"])`` was a ValueError (embedded null byte), a word that is no str or an argv that is
+    no list a TypeError."""
+    with pytest.raises(tl.TensorLangError, match=message) as caught:
+        program.main(argv)
     assert caught.value.code == "input"

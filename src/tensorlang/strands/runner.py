@@ -142,6 +142,10 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     """``value`` as the program's ``run`` takes input ``inp``: int, float, bool, str, a
     float64 array of the tensor's shape, or an Image; error[input] when it does not fit."""
     what = f"input {inp.name} ({inp.type})"
+    if inp.kind in ("image", "sequence") and isinstance(value, (bytes, bytearray, memoryview)):  # (a real{}'s items
+        # were its bytes' codes: b"x.nrrd" gave 120, 46, ...)
+        raise error("input", f"{what} is given bytes {bytes(value)[:60]!r}; give a file's path as a str "
+                             "(os.fsdecode) or the values as a list or an array")
     if inp.kind == "image":
         return _image_input(inp, value, base_dirs)
     if inp.kind == "int":
