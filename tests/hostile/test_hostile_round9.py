@@ -18,6 +18,8 @@ its cause and covered here.
 * ``q=b"x.nrrd"`` for a ``real{}`` input ran with the bytes' codes as items: error[input].
 * ``p.main(["-o", "a\\0b"])`` was a ValueError (an embedded NUL), ``p.main(None)`` or a word
   that is no str a TypeError: error[input].
+* ``k.dask(X=object_array, batch="N")`` was error[internal] (dask's NotImplementedError on
+  chunking object data): error[input], as the kernel's own call says.
 """
 
 from __future__ import annotations
@@ -143,4 +145,14 @@ def test_a_command_line_of_the_wrong_kind_is_an_input_error(program, argv, messa
     no list a TypeError."""
     with pytest.raises(tl.TensorLangError, match=message) as caught:
         program.main(argv)
+    assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("dtype", [object, complex, "datetime64[s]"])
+def test_a_dask_input_that_is_no_real_number_is_an_input_error(dtype):
+    """``k.dask(X=object_array)`` was error[internal] (dask cannot chunk object data by size)."""
+    pytest.importorskip("dask")
+    kernel = tl.compile("in var X : [N p]\nout var s : [p]\ns[i] = sum(r) X[r,i]\n", lang="tl", backend="numpy")
+    with pytest.raises(tl.TensorLangError, match=f"has dtype {np.dtype(dtype)}; expected real numbers") as caught:
+        kernel.dask(X=np.zeros((4, 3), dtype=dtype), batch="N")
     assert caught.value.code == "input"
