@@ -94,8 +94,8 @@ def program():
 
 @pytest.mark.parametrize("inputs, message", [
     ({"img": [[1.0], [1.0, 2.0]]}, "an image is an array of real numbers"),
-    ({"r": 10**400}, "at least 2\\^1328 is beyond the doubles"),
-    ({"r": -10**400}, "-at least 2\\^1328 is beyond the doubles"),
+    ({"r": 10**400}, "a number beyond the doubles"),
+    ({"r": -10**400}, "a number beyond the doubles"),
     ({"v": [1.0, None]}, "must be an array of shape \\(2,\\) of real numbers"),
     ({"v": [1 + 2j, 2.0]}, "must be an array of shape \\(2,\\) of real numbers"),
     ({"v": [1.0, 10**400]}, "beyond the doubles"),
@@ -138,8 +138,8 @@ def test_bytes_for_a_sequence_or_an_image_are_an_input_error(program, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-o", "a\0b.nrrd"], "holds a NUL"), (["-print", "a\0b"], "holds a NUL"), (["-s", "1", "-sp", "a\0"], "holds a NUL"),
-    (["-r", 1.0], "a command line is a list of strings"), ("-r 1", "a list of strings"), (None, "a list of strings"),
+    (["-o", "a\0b.nrrd"], "without NUL"), (["-print", "a\0b"], "without NUL"), (["-s", "1", "-sp", "a\0"], "without NUL"),
+    (["-r", 1.0], "a list of strings"), ("-r 1", "a list of strings"), (None, "a list of strings"),
 ])
 def test_a_command_line_of_the_wrong_kind_is_an_input_error(program, argv, message):
     """``p.main(["-o", "a\\0b"])`` was a ValueError (embedded null byte), a word that is no str or an argv that is

@@ -579,39 +579,31 @@ def _bound_compressed(header: dict, source, name: str) -> None:
         source.seek(start)
 
 
-def _skip_lines(header: dict, source, name: str) -> None:
-    """``source`` past the header's line skip, the lines read at most MAX_HEADER_BYTES in all (one line of
-    gigabytes, a file of zeros, was read whole)."""
-    used = 0
-    for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
-        line = source.readline(MAX_HEADER_BYTES + 1 - used)
-        used += len(line)
-        if used > MAX_HEADER_BYTES or not line:
-            raise error("input", f"NRRD image {name!r}: its line skip passes " + (
-                f"more than {MAX_HEADER_BYTES} bytes of lines" if line else "the end of its data"))
-
-
-def _bound_data(header: dict, source, name: str) -> None:
-    """error[input] where more bytes follow the line skip than the header's sizes, type, encoding and byte skip
-    can take (raw: exactly their bytes, which pynrrd refused after reading them all; text and hex: a generous bound of
-    characters a sample; gzip and bzip2: twice the bytes and INFLATE_SLACK), so that a 4 x 4 image with gigabytes
-    behind it is refused before any is read; ``source`` is left where it was."""
+def _to_data(header: dict, source, name: str) -> None:
+    """``source`` past its line skip (at most MAX_HEADER_BYTES of lines: one line of gigabytes was read whole);
+    error[input] where more bytes follow than the sizes, type, encoding and byte skip take (raw: exactly theirs,
+    which pynrrd refused after reading them all; hex: 4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with
+    INFLATE_SLACK), so that a 4 x 4 image with gigabytes behind its header is refused before any is read."""
     import nrrd  # pynrrd
 
-    encoding, skip = str(header["encoding"]).lower(), int(header.get("byte skip", header.get("byteskip", 0)))
-    samples = int(np.prod([int(n) for n in np.atleast_1d(header["sizes"])], dtype=object))
+    used, skip = 0, int(header.get("byte skip", header.get("byteskip", 0)))
+    for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
+        line = source.readline(MAX_HEADER_BYTES + 1 - used)
+        if (used := used + len(line)) > MAX_HEADER_BYTES or not line:
+            raise error("input", f"NRRD image {name!r}: its line skip passes " + (
+                f"more than {MAX_HEADER_BYTES} bytes of lines" if line else "the end of its data"))
+    encoding, sizes = {"text": "ascii", "txt": "ascii"}.get(header["encoding"], header["encoding"]), np.atleast_1d(header["sizes"])
+    samples = int(np.prod([int(n) for n in sizes], dtype=object))
     need = samples * np.dtype(nrrd.reader._determine_datatype(header)).itemsize
-    if skip < 0 and encoding in ("raw", "ascii", "text", "txt") or encoding == "raw" and isinstance(source, io.BytesIO):
+    if skip < 0 and encoding in ("raw", "ascii") or encoding == "raw" and isinstance(source, io.BytesIO):
         return  # (the data's last bytes: pynrrd seeks there; a file read whole already: pynrrd reads its samples' bytes)
-    bound = {"raw": need, "hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
-        {"text": "ascii", "txt": "ascii"}.get(encoding, encoding), 2 * need + INFLATE_SLACK) + max(skip, 0)
+    bound = max(skip, 0) + {"raw": need, "hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
+        encoding, 2 * need + INFLATE_SLACK)
     start = source.tell()
-    size = source.seek(0, os.SEEK_END) - start
-    source.seek(start)
-    if size > bound:
+    if (size := source.seek(0, os.SEEK_END) - source.seek(start)) > bound:  # (``source`` left where it was)
+        also = f" and byte skip {skip}" if skip > 0 else ""
         raise error("input", f"NRRD image {name!r}: {size} bytes of {encoding} data follow its header, more than its "
-                             f"sizes {[int(n) for n in np.atleast_1d(header['sizes'])]} of {header['type']}"
-                             + (f" and byte skip {skip}" if skip > 0 else "") + f" take ({bound} bytes)")
+                             f"sizes {[int(n) for n in sizes]} of {header['type']}{also} take ({bound} bytes)")
 
 
 def read_nrrd(name: str, raw: bytes | None = None):
@@ -665,30 +657,25 @@ def _read_pieces(nrrd, header: dict, name: str, files: tuple[list[int], Iterable
 
 
 def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
-    """pynrrd's samples of the file the data are in (the data file, else ``fh`` on), after its line skip and
-    bounded (:func:`_bound_data`, :func:`_bound_compressed`); text samples of an integer type under 64 bits are
-    read as int64 and checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image); a gzip
-    or bzip2 payload's byte skip skips inflated bytes only (pynrrd skipped compressed ones too)."""
+    """pynrrd's samples of the file the data are in (the data file, else ``fh`` on), after its line skip and bounded
+    (:func:`_to_data`, :func:`_bound_compressed`); text samples of an integer type under 64 bits are read as int64
+    and checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image); a gzip or bzip2 payload's
+    byte skip skips inflated bytes only (pynrrd skipped compressed ones too)."""
     data_file = header.get("datafile", header.get("data file"))
     with open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else \
             contextlib.nullcontext(fh) as source:
-        _skip_lines(header, source, name)
-        _bound_data(header, source, name)
+        _to_data(header, source, name)
         _bound_compressed(header, source, name)
-        return _decode(nrrd, _plain(header), source, name, int(header.get("byte skip", header.get("byteskip", 0))))
-
-
-def _decode(nrrd, header: dict, source, name: str, skip: int) -> np.ndarray:
-    """The samples of ``source`` (after the line skip; ``header`` without skips) after byte skip ``skip``."""
-    kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
-    if encoding == "hex":
-        return _hex_samples(nrrd, header, source, name, kind.itemsize, skip)
-    if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)
-        source = io.BytesIO(bytes(skip) + source.read())
-    header = {**header, "byte skip": skip}
-    if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
-        return nrrd.read_data(header, source, name, index_order="F")
-    data = nrrd.read_data({**header, "type": "int64"}, source, name, index_order="F")
+        kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
+        header, skip = _plain(header), int(header.get("byte skip", header.get("byteskip", 0)))
+        if encoding == "hex":
+            return _hex_samples(nrrd, header, source, name, kind.itemsize, skip)
+        if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)
+            source = io.BytesIO(bytes(skip) + source.read())
+        header["byte skip"] = skip
+        if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
+            return nrrd.read_data(header, source, name, index_order="F")
+        data = nrrd.read_data({**header, "type": "int64"}, source, name, index_order="F")
     bad = data[(data < np.iinfo(kind).min) | (data > np.iinfo(kind).max)]
     if bad.size:
         raise error("input", f"NRRD image {name!r}: sample {int(bad[0])} is outside the range of its type "

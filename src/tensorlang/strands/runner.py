@@ -142,10 +142,8 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     """``value`` as the program's ``run`` takes input ``inp``: int, float, bool, str, a
     float64 array of the tensor's shape, or an Image; error[input] when it does not fit."""
     what = f"input {inp.name} ({inp.type})"
-    if inp.kind in ("image", "sequence") and isinstance(value, (bytes, bytearray, memoryview)):  # (a real{}'s items
-        # were its bytes' codes: b"x.nrrd" gave 120, 46, ...)
-        raise error("input", f"{what} is given bytes {bytes(value)[:60]!r}; give a file's path as a str "
-                             "(os.fsdecode) or the values as a list or an array")
+    if inp.kind in ("image", "sequence") and isinstance(value, (bytes, bytearray)):  # (a real{} took the bytes' codes)
+        raise error("input", f"{what} is given bytes {bytes(value)[:60]!r}; give a file's path as a str, or the values")
     if inp.kind == "image":
         return _image_input(inp, value, base_dirs)
     if inp.kind == "int":
@@ -170,13 +168,10 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
             raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
         return value
     if inp.kind == "tensor":
-        try:  # (not cast at once: None became NaN, a complex number its real part)
+        try:  # (not cast at once: None became NaN, a complex number its real part; those are TypeErrors here)
             array = np.array(value)
-            if array.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in array.flat):
-                array = np.array([_real(v, what) for v in array.flat]).reshape(array.shape)
-            if array.dtype.kind not in "biuf":
-                raise TypeError(array.dtype)
-            array = array.astype(np.float64)
+            array = np.array([_real(v, what) for v in array.flat]).reshape(array.shape) if array.dtype.kind == "O" else array
+            array = array.astype(np.float64, casting="same_kind")
         except (TypeError, ValueError):
             raise error("input", f"{what} must be an array of shape {tuple(inp.shape)} of real numbers, "
                                  f"got {value!r:.200}") from None
@@ -189,12 +184,11 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
 
 
 def _real(value, what: str) -> float:
-    """``value`` (a real number) as a double; error[input] past the doubles (``10**400``: an OverflowError)."""
+    """``value`` as a double; error[input] past the doubles (``float(10**400)`` is an OverflowError)."""
     try:
         return float(value)
     except OverflowError:
-        shown = ("-" if value < 0 else "") + limits.shown_count(abs(int(value)))
-        raise error("input", f"{what}: {shown} is beyond the doubles (about 1.8e308)") from None
+        raise error("input", f"{what}: a number beyond the doubles (about 1.8e308)") from None
 
 
 class StrandRun(Unpicklable):
@@ -272,9 +266,8 @@ class StrandRun(Unpicklable):
         workers = options.count(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = options.count(snapshot, "snapshot", 0)
         values = self.values({} if inputs is None else inputs)
-        for what, hook_given in (("on_snapshot", on_snapshot), ("progress", progress)):
-            if hook_given is not None and not callable(hook_given):
-                raise error("input", f"{what} must be callable or None, got {hook_given!r:.80}")
+        if bad := [(w, f) for w, f in (("on_snapshot", on_snapshot), ("progress", progress)) if f is not None and not callable(f)]:
+            raise error("input", f"{bad[0][0]} must be callable or None, got {bad[0][1]!r:.80}")
         backend = self.backend or strand_backend()
         told: list[str] = []
 
