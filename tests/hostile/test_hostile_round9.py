@@ -20,6 +20,8 @@ its cause and covered here.
   that is no str a TypeError: error[input].
 * ``k.dask(X=object_array, batch="N")`` was error[internal] (dask's NotImplementedError on
   chunking object data): error[input], as the kernel's own call says.
+* A Diderot input holding an int of more than 4300 digits (``k=-10**5000``, ``r=[10**5000]``)
+  made the message's ``repr`` raise ValueError (Python's digit limit): the messages say so.
 """
 
 from __future__ import annotations
@@ -157,3 +159,10 @@ def test_a_dask_input_that_is_no_real_number_is_an_input_error(dtype):
     with pytest.raises(tl.TensorLangError, match=re.escape(f"has dtype {np.dtype(dtype)}; expected real numbers")) as caught:
         kernel.dask(X=np.zeros((4, 3), dtype=dtype), batch="N")
     assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("inputs", [{"v": [[1.0, 2.0], 10**5000]}, {"r": [10**5000]}, {"r": 10**5000}, {"v": [10**5000, 1]}])
+def test_a_message_about_an_int_of_thousands_of_digits_is_no_value_error(program, inputs):
+    """The message's ``repr`` of an input holding an int past Python's 4300 digits raised ValueError (a traceback)."""
+    with pytest.raises(tl.TensorLangError, match="more than 4300 digits|beyond the doubles"):
+        program(**{"img": np.ones((4, 4)), **inputs})

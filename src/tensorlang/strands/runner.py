@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
+from ..lang.diderot.program import _short as shown
 from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
 from ..sampling.image import data_paths, file_key, kept_image
@@ -148,21 +149,21 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
         return _image_input(inp, value, base_dirs)
     if inp.kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise error("input", f"{what} must be an integer, got {value!r}")
+            raise error("input", f"{what} must be an integer, got {shown(value)}")
         if not -(1 << 63) <= int(value) < 1 << 63:  # Diderot's ints are 64-bit (issue 41)
-            raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {int(value)}")
+            raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {shown(int(value))}")
         return int(value)
     if inp.kind == "real":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise error("input", f"{what} must be a real number, got {value!r}")
+            raise error("input", f"{what} must be a real number, got {shown(value)}")
         return _real(value, what)
     if inp.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise error("input", f"{what} must be True or False, got {value!r}")
+            raise error("input", f"{what} must be True or False, got {shown(value)}")
         return bool(value)
     if inp.kind == "string":
         if not isinstance(value, str):
-            raise error("input", f"{what} must be a string, got {value!r}")
+            raise error("input", f"{what} must be a string, got {shown(value)}")
         # a NUL ends a C string (C printed "a" of "a\0b"); a lone surrogate is no UTF-8 (bar a command line's bytes)
         if bad := next((c for c in value if c == "\0" or "\ud800" <= c <= "\udc7f" or "\udd00" <= c <= "\udfff"), None):
             raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
@@ -174,7 +175,7 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
             array = array.astype(np.float64, casting="same_kind")
         except (TypeError, ValueError):
             raise error("input", f"{what} must be an array of shape {tuple(inp.shape)} of real numbers, "
-                                 f"got {value!r:.200}") from None
+                                 f"got {shown(value)}") from None
         if array.shape != tuple(inp.shape):
             raise error("input", f"{what} must have shape {tuple(inp.shape)}, got shape {array.shape}")
         return array

@@ -60,7 +60,10 @@ def _kind(ty: Ty) -> str:
 
 
 def _short(value) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # (an int of more than 4300 digits, Python's limit, in it: a ValueError in the message)
+        text = "an int of more than 4300 digits" + ("" if isinstance(value, int) else f" in a {type(value).__name__}")
     return text if len(text) <= 60 else text[:57] + "..."
 
 
