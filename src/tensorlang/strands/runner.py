@@ -18,8 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import limits
-from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
-from ..lang.diderot.program import _short as shown
+from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name, shown_value as shown
 from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
 from ..sampling.image import data_paths, file_key, kept_image

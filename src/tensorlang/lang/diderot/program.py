@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ...errors import TensorLangError, error
+from ...errors import TensorLangError, error, shown_value as _short
 from ...limits import check_allocation
 from ...sampling.image import Image
 from ...sampling.image import image as make_image
@@ -57,14 +57,6 @@ class RunResult:
 
 def _kind(ty: Ty) -> str:
     return ("tensor" if ty.shape else "real") if ty.kind == "tensor" else "sequence" if ty.kind == "seq" else ty.kind
-
-
-def _short(value) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # (an int of more than 4300 digits, Python's limit, in it: a ValueError in the message)
-        text = "an int of more than 4300 digits" + ("" if isinstance(value, int) else f" in a {type(value).__name__}")
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class StrandProgram:
