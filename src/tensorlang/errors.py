@@ -220,6 +220,15 @@ def shown_name(name: str) -> str:
     return name if name.isprintable() else repr(name)
 
 
+def shown_value(value) -> str:
+    """A value in a message: its ``repr``, 60 characters at most, and no ValueError for an int past Python's 4300 digits."""
+    try:
+        text = repr(value)
+    except ValueError:
+        text = "an int of more than 4300 digits" + ("" if isinstance(value, int) else f" in a {type(value).__name__}")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 #: A source line longer than this is shown as the part around the caret, marked "...": a
 #: diagnostic stays one screen line.
 SHOWN_LINE = 200

@@ -7,6 +7,7 @@ Diderot indexes images), bounded and checked before any data are read (docs/fiel
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import math
@@ -532,10 +533,10 @@ def _data_files(spec: str, sizes: list[int], name: str, fh) -> tuple[list[int], 
 INFLATE_SLACK = 1 << 20
 
 
-def _bound_compressed(header: dict, fh, name: str) -> None:
+def _bound_compressed(header: dict, source, name: str) -> None:
     """error[too-large] when a gzip or bzip2 payload inflates past what the header's sizes
     need (8 bytes a sample, the byte skip, INFLATE_SLACK), checked before pynrrd inflates
-    it; an invalid stream is left to pynrrd.  ``fh`` is left where it was."""
+    it; an invalid stream is left to pynrrd.  ``source`` (after the line skip) is left where it was."""
     import bz2
     import zlib
 
@@ -544,12 +545,8 @@ def _bound_compressed(header: dict, fh, name: str) -> None:
         return
     limit = int(np.prod([int(n) for n in np.atleast_1d(header["sizes"])], dtype=object)) * 8
     limit += max(int(header.get("byte skip", header.get("byteskip", 0))), 0) + INFLATE_SLACK
-    data_file = header.get("datafile", header.get("data file"))
-    source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
     start = source.tell()
     try:
-        for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
-            source.readline()
         gz = zlib.decompressobj(zlib.MAX_WBITS | 16) if encoding.startswith("g") else None
         bz = None if gz is not None else bz2.BZ2Decompressor()
         total = 0
@@ -579,10 +576,34 @@ def _bound_compressed(header: dict, fh, name: str) -> None:
         except (zlib.error, OSError, EOFError, ValueError):
             return  # not a valid stream: pynrrd reports it
     finally:
-        if source is fh:
-            fh.seek(start)
-        else:
-            source.close()
+        source.seek(start)
+
+
+def _to_data(header: dict, source, name: str) -> None:
+    """``source`` past its line skip (at most MAX_HEADER_BYTES of lines: one line of gigabytes was read whole);
+    error[input] where more bytes follow than the sizes, type, encoding and byte skip take (raw: exactly theirs,
+    which pynrrd refused after reading them all; hex: 4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with
+    INFLATE_SLACK), so that a 4 x 4 image with gigabytes behind its header is refused before any is read."""
+    import nrrd  # pynrrd
+
+    used, skip = 0, int(header.get("byte skip", header.get("byteskip", 0)))
+    for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
+        line = source.readline(MAX_HEADER_BYTES + 1 - used)
+        if (used := used + len(line)) > MAX_HEADER_BYTES or not line:
+            raise error("input", f"NRRD image {name!r}: its line skip passes " + (
+                f"more than {MAX_HEADER_BYTES} bytes of lines" if line else "the end of its data"))
+    encoding, sizes = {"text": "ascii", "txt": "ascii"}.get(header["encoding"], header["encoding"]), np.atleast_1d(header["sizes"])
+    samples = int(np.prod([int(n) for n in sizes], dtype=object))
+    need = samples * np.dtype(nrrd.reader._determine_datatype(header)).itemsize
+    if skip < 0 and encoding in ("raw", "ascii") or encoding == "raw" and isinstance(source, io.BytesIO):
+        return  # (the data's last bytes: pynrrd seeks there; a file read whole already: pynrrd reads its samples' bytes)
+    bound = max(skip, 0) + {"raw": need, "hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
+        encoding, 2 * need + INFLATE_SLACK)
+    start = source.tell()
+    if (size := source.seek(0, os.SEEK_END) - source.seek(start)) > bound:  # (``source`` left where it was)
+        also = f" and byte skip {skip}" if skip > 0 else ""
+        raise error("input", f"NRRD image {name!r}: {size} bytes of {encoding} data follow its header, more than its "
+                             f"sizes {[int(n) for n in sizes]} of {header['type']}{also} take ({bound} bytes)")
 
 
 def read_nrrd(name: str, raw: bytes | None = None):
@@ -601,13 +622,12 @@ def read_nrrd(name: str, raw: bytes | None = None):
             lines = list(_header_lines(fh, name))
             if not lines:
                 raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
-            with np.errstate(all="ignore"):  # (pynrrd casts a "1e30" or 2^63 size: checked by _check_sizes_text)
+            with np.errstate(all="ignore"):  # (pynrrd casts sizes of "nan", "1e30" or 2^63 with a warning: refused below)
                 header = _read_header(lines, name, failures)
             header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
             files = _check_nrrd_header(header, name, size, fh)
             if files is None:
-                _bound_compressed(header, fh, name)
                 data = _read_samples(nrrd, header, fh, name)
             else:
                 data = _read_pieces(nrrd, header, name, files, failures)
@@ -628,7 +648,6 @@ def _read_pieces(nrrd, header: dict, name: str, files: tuple[list[int], Iterable
     for data_file in files[1]:
         part = {**plain, "dimension": len(piece), "sizes": np.array(piece), "data file": data_file}
         _check_data(part, name, 0, data_file)
-        _bound_compressed(part, None, name)
         try:
             parts.append(_read_samples(nrrd, part, None, name).ravel(order="F"))
         except failures as exc:
@@ -638,18 +657,25 @@ def _read_pieces(nrrd, header: dict, name: str, files: tuple[list[int], Iterable
 
 
 def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
-    """pynrrd's samples; text samples of an integer type under 64 bits are read as int64 and
-    checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image); a gzip
-    or bzip2 payload's byte skip skips inflated bytes only (pynrrd skipped compressed ones too)."""
-    kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
-    skip = int(header.get("byte skip", header.get("byteskip", 0)))
-    if encoding == "hex":
-        return _hex_samples(nrrd, header, fh, name, kind.itemsize, skip)
-    if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)
-        header, fh = {**_plain(header), "byte skip": skip}, io.BytesIO(bytes(skip) + _after_lines(header, fh, name))
-    if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
-        return nrrd.read_data(header, fh, name, index_order="F")
-    data = nrrd.read_data({**header, "type": "int64"}, fh, name, index_order="F")
+    """pynrrd's samples of the file the data are in (the data file, else ``fh`` on), after its line skip and bounded
+    (:func:`_to_data`, :func:`_bound_compressed`); text samples of an integer type under 64 bits are read as int64
+    and checked to fit it (numpy's text reader wraps them: 300 was 44 in a uchar image); a gzip or bzip2 payload's
+    byte skip skips inflated bytes only (pynrrd skipped compressed ones too)."""
+    data_file = header.get("datafile", header.get("data file"))
+    with open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else \
+            contextlib.nullcontext(fh) as source:
+        _to_data(header, source, name)
+        _bound_compressed(header, source, name)
+        kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
+        header, skip = _plain(header), int(header.get("byte skip", header.get("byteskip", 0)))
+        if encoding == "hex":
+            return _hex_samples(nrrd, header, source, name, kind.itemsize, skip)
+        if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)
+            source = io.BytesIO(bytes(skip) + source.read())
+        header["byte skip"] = skip
+        if kind.kind not in "iu" or kind.itemsize == 8 or encoding not in ("ascii", "text", "txt"):
+            return nrrd.read_data(header, source, name, index_order="F")
+        data = nrrd.read_data({**header, "type": "int64"}, source, name, index_order="F")
     bad = data[(data < np.iinfo(kind).min) | (data > np.iinfo(kind).max)]
     if bad.size:
         raise error("input", f"NRRD image {name!r}: sample {int(bad[0])} is outside the range of its type "
@@ -662,27 +688,14 @@ def _plain(header: dict) -> dict:
     return {k: v for k, v in header.items() if k not in ("datafile", "data file", "line skip", "lineskip", "byte skip", "byteskip")}
 
 
-def _after_lines(header: dict, fh, name: str) -> bytes:
-    """The bytes of the file the data are in (the data file, else ``fh`` on) after its line skip."""
-    data_file = header.get("datafile", header.get("data file"))
-    source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
-    try:
-        for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
-            source.readline()
-        return source.read()
-    finally:
-        if source is not fh:
-            source.close()
-
-
-def _hex_samples(nrrd, header: dict, fh, name: str, itemsize: int, skip: int) -> np.ndarray:
+def _hex_samples(nrrd, header: dict, source, name: str, itemsize: int, skip: int) -> np.ndarray:
     """The samples of NRRD's hex encoding (``unu save -e hex``; pynrrd reads raw, text, gzip, bzip2): after the
     line and byte skips (of the file's bytes, as Teem skips them: hex is no compression), two hex digits a byte,
     white space anywhere, as many as the samples take (what follows them is not read)."""
     if skip < 0:
         raise error("input", f"NRRD image {name!r}: byte skip {skip} (the data's end) needs raw encoding, not hex")
     need = 2 * int(np.prod(np.atleast_1d(header["sizes"]))) * itemsize
-    digits = b"".join(_after_lines(header, fh, name)[skip:].split())[:need]
+    digits = b"".join(source.read()[skip:].split())[:need]
     try:
         raw = bytes.fromhex(digits.decode("ascii"))
     except ValueError:  # (UnicodeDecodeError is one)

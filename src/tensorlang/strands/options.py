@@ -231,6 +231,9 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         ("-o-", "o"), ("--output-", "o"), ("-sp-", "sp"), ("--snapshot-prefix-", "sp"))}
     opts = RunOptions()
     values: dict[str, Any] = {}
+    if isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence) or not all(isinstance(a, str) and "\0" not in a
+                                                                                for a in argv):  # ("a\0b": a ValueError)
+        raise error("input", f"a command line is a list of strings without NUL, as a shell passes it, got {argv!r:.80}")
     args = list(argv)
     i = 0
 

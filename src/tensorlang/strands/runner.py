@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import limits
-from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name
+from ..errors import TensorLangError, Unpicklable, error, pointing_into, shown_name, shown_value as shown
 from ..lang.language import file_path, folder_of
 from ..fields import Image, image as make_image, load as load_image
 from ..sampling.image import data_paths, file_key, kept_image
@@ -115,7 +115,10 @@ def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
                 _FILES[path] = (key, limits.memory_budget_bytes())
             img = kept
         else:
-            array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            try:
+                array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            except (TypeError, ValueError) as exc:  # a ragged list
+                raise error("input", f"an image is an array of real numbers: {exc}") from None
             if array.dtype.kind in "biuf":
                 limits.check_allocation(array.size, 8, what)
             img = make_image(array, inp.dim if inp.dim is not None and np.ndim(array) >= inp.dim else None)
@@ -139,41 +142,53 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     """``value`` as the program's ``run`` takes input ``inp``: int, float, bool, str, a
     float64 array of the tensor's shape, or an Image; error[input] when it does not fit."""
     what = f"input {inp.name} ({inp.type})"
+    if inp.kind in ("image", "sequence") and isinstance(value, (bytes, bytearray)):  # (a real{} took the bytes' codes)
+        raise error("input", f"{what} is given bytes {bytes(value)[:60]!r}; give a file's path as a str, or the values")
     if inp.kind == "image":
         return _image_input(inp, value, base_dirs)
     if inp.kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise error("input", f"{what} must be an integer, got {value!r}")
+            raise error("input", f"{what} must be an integer, got {shown(value)}")
         if not limits.is_int64(value):
-            raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {int(value)}")
+            raise error("input", f"{what} must be a 64-bit integer (-2^63 to 2^63-1), got {shown(int(value))}")
         return int(value)
     if inp.kind == "real":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise error("input", f"{what} must be a real number, got {value!r}")
-        return float(value)
+            raise error("input", f"{what} must be a real number, got {shown(value)}")
+        return _real(value, what)
     if inp.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
-            raise error("input", f"{what} must be True or False, got {value!r}")
+            raise error("input", f"{what} must be True or False, got {shown(value)}")
         return bool(value)
     if inp.kind == "string":
         if not isinstance(value, str):
-            raise error("input", f"{what} must be a string, got {value!r}")
+            raise error("input", f"{what} must be a string, got {shown(value)}")
         # a NUL ends a C string (C printed "a" of "a\0b"); a lone surrogate is no UTF-8 (bar a command line's bytes)
         if bad := next((c for c in value if c == "\0" or "\ud800" <= c <= "\udc7f" or "\udd00" <= c <= "\udfff"), None):
             raise error("input", f"{what} holds {bad!a}, which no command line and no C string carries")
         return value
     if inp.kind == "tensor":
-        try:
-            array = np.array(value, dtype=np.float64)
+        try:  # (not cast at once: None became NaN, a complex number its real part; those are TypeErrors here)
+            array = np.array(value)
+            array = np.array([_real(v, what) for v in array.flat]).reshape(array.shape) if array.dtype.kind == "O" else array
+            array = array.astype(np.float64, casting="same_kind")
         except (TypeError, ValueError):
             raise error("input", f"{what} must be an array of shape {tuple(inp.shape)} of real numbers, "
-                                 f"got {value!r}") from None
+                                 f"got {shown(value)}") from None
         if array.shape != tuple(inp.shape):
             raise error("input", f"{what} must have shape {tuple(inp.shape)}, got shape {array.shape}")
         return array
     if inp.kind == "sequence" and _is_path(value) and os.path.exists(value) and not os.path.isabs(value):
         return os.path.abspath(value)  # a file the caller names: the working folder's first, as an image's
     return value  # a type the front end checks itself (sequences; a file name in the program's folder)
+
+
+def _real(value, what: str) -> float:
+    """``value`` as a double; error[input] past the doubles (``float(10**400)`` is an OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise error("input", f"{what}: a number beyond the doubles (about 1.8e308)") from None
 
 
 class StrandRun(Unpicklable):
@@ -219,7 +234,9 @@ class StrandRun(Unpicklable):
         message lists the inputs), a missing required input or a value of the wrong type.
         An image input left out is read from its default path (``image("f.nrrd")``)."""
         known = {inp.name: inp for inp in self.inputs}
-        if unknown := sorted(set(given) - set(known)):
+        if not isinstance(given, Mapping):  # (a string's letters, a list of pairs: no names)
+            raise error("input", f"the inputs are a mapping from names to values, got {type(given).__name__}")
+        if unknown := sorted((k for k in given if not isinstance(k, str) or k not in known), key=repr):  # (1 and 'a': repr)
             names = ", ".join(f"{i.name} ({i.type})" for i in self.inputs) or "none"
             raise error("input", f"the program has no input {', '.join(map(repr, unknown))}; its inputs: {names}")
         if missing := [f"{inp.name} ({inp.type})" for inp in self.inputs if inp.default is None and inp.name not in given]:
@@ -248,7 +265,9 @@ class StrandRun(Unpicklable):
         steps = options.count(limit, "limit", 0, options.MAX_LIMIT) or options.DEFAULT_LIMIT
         workers = options.count(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = options.count(snapshot, "snapshot", 0)
-        values = self.values(inputs or {})
+        values = self.values({} if inputs is None else inputs)
+        if bad := [(w, f) for w, f in (("on_snapshot", on_snapshot), ("progress", progress)) if f is not None and not callable(f)]:
+            raise error("input", f"{bad[0][0]} must be callable or None, got {bad[0][1]!r:.80}")
         backend = self.backend or strand_backend()
         told: list[str] = []
 

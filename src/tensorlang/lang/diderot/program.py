@@ -10,7 +10,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...errors import TensorLangError, error
+from ...errors import TensorLangError, error, shown_value as _short
 from ...limits import check_allocation, is_int64
 from ...sampling.image import Image
 from ...sampling.image import image as make_image
@@ -57,11 +57,6 @@ class RunResult:
 
 def _kind(ty: Ty) -> str:
     return ("tensor" if ty.shape else "real") if ty.kind == "tensor" else "sequence" if ty.kind == "seq" else ty.kind
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class StrandProgram:
