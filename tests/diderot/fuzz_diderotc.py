@@ -528,7 +528,9 @@ EXACT = ("tent", "ctmr")
 class _Field:
     """A field expression: its text, dimension, value shape and continuity; ``bare``: the image fields without
     border control it reads (a probe of it is guarded by ``inside`` of each: diderotc's executables read past an
-    image's edge there); ``img``: the image whose points probe it (None: a formula, probed at any image's)."""
+    image's edge there); ``img``: the image whose points probe it (None: a formula, probed at any image's);
+    ``formula``: whether it reads a formula field (whose derivatives past the first, and those of products and norms
+    of it, crash diderotc's compiler: such a field is only added, scaled and probed, to ∇⊗∇)."""
 
     text: str
     dim: int
@@ -536,6 +538,7 @@ class _Field:
     k: int
     bare: tuple[str, ...]
     img: str | None
+    formula: bool = False
 
 
 def _tname(shape: tuple) -> str:
@@ -613,10 +616,13 @@ class _FieldGen:
         r = self.r
         kind = r.randrange(8)
         same = [g for g in self.pool if g.dim == f.dim and g.shape == f.shape and g.k >= f.k and g is not f]
-        scal = [g for g in self.pool if g.dim == f.dim and g.shape == () and g.k <= f.k]
+        scal = [g for g in self.pool if g.dim == f.dim and g.shape == () and g.k <= f.k and not g.formula]
+        if f.formula and kind >= 3:
+            return None
 
         def both(g: _Field, text: str, shape: tuple, k: int) -> _Field:
-            return _Field(text, f.dim, shape, k, tuple(sorted(set(f.bare) | set(g.bare))), f.img or g.img)
+            return _Field(text, f.dim, shape, k, tuple(sorted(set(f.bare) | set(g.bare))), f.img or g.img,
+                          f.formula or g.formula)
         if kind == 0 and same:
             g = r.choice(same)
             return both(g, f"({f.text} {r.choice('+-')} {g.text})", f.shape, f.k)
@@ -631,9 +637,9 @@ class _FieldGen:
             return replace(f, text=f"(∇{f.text})", shape=(f.dim,) if f.dim > 1 else (), k=f.k - 1)
         if kind == 5 and f.k >= 1 and f.shape and f.dim > 1 and len(f.shape) < 2:
             return replace(f, text=f"(∇⊗{f.text})", shape=f.shape + (f.dim,), k=f.k - 1)
-        if kind == 6 and f.shape == () and f.k >= 1:  # (not sqrt(F) * sqrt(F): diderotc's executables make it F)
-            return replace(f, text=f"({r.choice(['sin', 'exp', 'sqrt'])}({f.text}))" if r.random() < 0.3
-                           or "sqrt" in f.text else f"({f.text} * {f.text})")
+        if kind == 6 and f.shape == () and f.k >= 1:  # (not sqrt: diderotc's executables make sqrt(F) * sqrt(F) F)
+            return replace(f, text=f"({r.choice(['sin', 'exp', 'cos'])}({f.text}))" if r.random() < 0.3
+                           else f"({f.text} * {f.text})")
         if kind == 7 and f.shape == (f.dim,) and f.dim > 1:
             return replace(f, text=f"|{f.text}|", shape=())
         return None
@@ -668,6 +674,8 @@ class _FieldGen:
             opts.append(("∇⊗∇⊗", (d, d, d)))
         if f.shape in ((2, 2), (3, 3)):
             opts += [("trace", ()), ("det", ())]
+        if f.formula:
+            opts = [o for o in opts if o[0] in ("", "∇", "∇⊗∇", "∇∇", "trace", "det")]
         if over:
             opts = [o for o in opts if o[0].count("∇") > f.k and o[0] != "∇•"]
             if not opts:
@@ -711,7 +719,7 @@ def generate_fields(seed: int, lines: int = 40) -> Case:
         dims = sorted({f.dim for f in pool})
         if r.random() < 0.25:
             d = r.choice(dims)
-            f = _Field(f"P{n}", d, (), r.choice([1, 2, 3]), (), None)
+            f = _Field(f"P{n}", d, (), r.choice([1, 2, 3]), (), None, True)
             head.append(f"{_ftype(f)} {f.text}(x) = {r.choice(FORMULAS[d])};")
         else:
             g = gen.field(r.randint(1, 2))
