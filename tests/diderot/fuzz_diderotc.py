@@ -11,9 +11,14 @@ sign of every zero).
 collections, stabilize, die and new at data-dependent steps, start and stabilize methods, global start and update
 blocks with reductions, outputs of several types, -l and -s) and compares their printed lines and NRRD files.
 
-``python tests/diderot/fuzz_diderotc.py [--mode strands] [--seeds A:B] [--c] [--out DIR]`` (diderotc on PATH); a
-program that disagrees is kept in DIR with its command line and both outputs.  Not a test: the smoke tests of
-``test_diderotc_fuzz_10`` and ``_11`` import it and generate a few programs."""
+``--mode fields`` writes programs of fields (:func:`generate_fields`: images it generates, of 1 to 3 dimensions,
+scalar, vector and matrix voxels on rotated and sheared frames; fields of every kernel and border control, global
+fields of fields, formulas, field locals; probes and derivatives in globals, a start block, prints and outputs)
+and compares them so, within 1e-12; a line with a derivative past its field's continuity must be refused by both.
+
+``python tests/diderot/fuzz_diderotc.py [--mode strands|fields] [--seeds A:B] [--c] [--out DIR]`` (diderotc on
+PATH); a program that disagrees is kept in DIR with its command line and both outputs.  Not a test: the smoke tests
+of ``test_diderotc_fuzz_10``, ``_11`` and ``_12`` import it and generate a few programs."""
 
 from __future__ import annotations
 
@@ -57,6 +62,7 @@ class Case:
     text: str
     argv: tuple[str, ...]
     flags: tuple[str, ...] = ()  # diderotc's own (--snapshot)
+    files: tuple = ()  # input images: (name, samples, kinds, space directions, origin) (generate_fields)
 
 
 def _num(r: random.Random) -> str:
@@ -502,6 +508,273 @@ def generate_strands(seed: int) -> Case:
     return Case(seed, "\n".join(text) + "\n", tuple(argv), ("--snapshot",) if snap else ())
 
 
+# ------------------------------------------------------------------ fields over generated images (--mode fields)
+# a voxel's shape -> the kind of its NRRD axis (None: a scalar image has no such axis)
+VOXELS = {(): None, (2,): "2-vector", (3,): "3-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
+# formula fields of each dimension (not x[0]: diderotc's executables read an index of the position wrongly, so
+# P(x) = x[0] printed 120 at [2, 3], its gradient [0, 0]; nor sin or cos of x • a in 2-D and 3-D: derivatives of
+# their products and norms crash diderotc's compiler; docs/diderot.md)
+FORMULAS = {1: ["x * x * 0.25 - x", "sin(x) + 0.5 * x", "x^3 * 0.125"],
+            2: ["x • x * 0.25 + x • [1.0, -0.5]", "(x • [0.5, 0.25])^2 - x • x * 0.125", "(x • [0.5, -0.25])^3 * 0.25"],
+            3: ["x • x * 0.25 - x • [0.0, 0.5, 1.0]", "(x • [1.0, 0.5, -0.25])^3 * 0.5", "(x • x)^2 * 0.0625 - x • [1.0, 0.5, 0.0]"]}
+# the kernels whose pieces meet exactly at a knot, to every derivative their continuity allows (c1tent, c2tent and
+# c2ctmr claim more continuity than tent's and ctmr's pieces have; bspln3, bspln5 and c4hexic are written with
+# coefficients of 12 significant digits, as diderotc's code generator writes them, so their pieces differ there by
+# up to ~1e-10 of a derivative): where the frame lands a knot an ulp to either side, only these agree within 1e-12
+EXACT = ("tent", "ctmr")
+
+
+@dataclass(frozen=True)
+class _Field:
+    """A field expression: its text, dimension, value shape and continuity; ``bare``: the image fields without
+    border control it reads (a probe of it is guarded by ``inside`` of each: diderotc's executables read past an
+    image's edge there); ``img``: the image whose points probe it (None: a formula, probed at any image's);
+    ``formula``: whether it reads a formula field (whose derivatives past the first, and those of products and norms
+    of it, crash diderotc's compiler: such a field is only added, scaled and probed, to ∇⊗∇)."""
+
+    text: str
+    dim: int
+    shape: tuple
+    k: int
+    bare: tuple[str, ...]
+    img: str | None
+    formula: bool = False
+
+
+def _tname(shape: tuple) -> str:
+    return {(): "real", (2,): "vec2", (3,): "vec3"}.get(shape) or f"tensor[{','.join(map(str, shape))}]"
+
+
+def _ftype(f: _Field) -> str:
+    return f"field#{f.k}({f.dim})[{','.join(map(str, f.shape))}]"
+
+
+def _image(r: random.Random, dim: int, shape: tuple) -> tuple:
+    """A random image: (sizes, space directions, origin, samples in C order with components last); samples are
+    multiples of 1/8 (exact in single precision), with -0 at times and, in a scalar image, one NaN or ∞ at times."""
+    import numpy as np
+
+    sizes = [r.randint(8, 12)] if dim == 1 else [r.randint(6, 9 if dim == 2 else 7) for _ in range(dim)]
+    while True:  # a rotated, sheared, scaled frame that is not too flat
+        a = r.uniform(0, 2 * math.pi)
+        rot = np.eye(dim)
+        if dim > 1:
+            i, j = r.sample(range(dim), 2)
+            rot[i, i], rot[i, j], rot[j, i], rot[j, j] = math.cos(a), -math.sin(a), math.sin(a), math.cos(a)
+        cols = [[float(round(v, 4)) for v in rot[:, j] * r.choice([1, 1, -1]) * r.uniform(0.3, 0.8)
+                 + np.array([r.choice([0.0, 0.0, round(r.uniform(-0.1, 0.1), 3)]) for _ in range(dim)])]
+                for j in range(dim)]
+        if abs(np.linalg.det(np.array(cols))) > 0.05 ** dim:
+            break
+    origin = [round(r.uniform(-2, 2), 2) for _ in range(dim)]
+    comps = int(np.prod(shape)) if shape else 0
+    data = np.array([r.randint(-16, 16) / 8 for _ in range(int(np.prod(sizes)) * max(comps, 1))])
+    if r.random() < 0.4:
+        data[data == 0] = [r.choice([0.0, -0.0]) for _ in range(int((data == 0).sum()))]
+    if r.random() < 0.2 and not shape:  # (of a scalar: diderotc's ∇× of a vector image makes a ⊥ in one
+        # component of a sample ⊥ in every component of the curl, where tensorlang's other components are finite)
+        data[r.randrange(len(data))] = r.choice([math.nan, math.nan, math.inf, -math.inf])
+    return sizes, cols, origin, data.reshape(tuple(sizes[::-1]) + ((comps,) if comps else ()))
+
+
+def _world(geo: tuple, u: list[float]) -> list[float]:
+    """The world position of index-space position ``u`` in an image of geometry ``geo`` (:func:`_image`)."""
+    _, cols, origin, _ = geo
+    return [o + sum(u[j] * cols[j][a] for j in range(len(u))) for a, o in enumerate(origin)]
+
+
+def _index_point(r: random.Random, sizes: list[int], knots: bool) -> list[float]:
+    """An index-space position: inside for every kernel, at a knot (where ``knots``: only for an image of
+    :data:`EXACT` kernels; past them, a probe there depends on the position's last bit), near the border, at the
+    edge of a kernel's `inside` region (support s: [s - 1, n - s]) within 1e-7, or outside."""
+    out = []
+    for n in sizes:
+        kind = r.randrange(6)
+        if kind == 0:
+            out.append(r.randint(2, n - 3) + (0.0 if knots else 0.5))
+        elif kind == 1:
+            out.append(r.choice([0, n - 1]) + r.uniform(-1.2, 1.2))
+        elif kind == 2:
+            s = r.randint(1, 3)
+            out.append(r.choice([s - 1, n - s]) + r.choice([-1e-7, 1e-7, 0.25, -0.25]))
+        elif kind == 3:
+            out.append(r.choice([-2.5, n + 1.5, -0.5, n - 0.5]))
+        else:
+            out.append(r.uniform(2, n - 3))
+    return out
+
+
+class _FieldGen:
+    """Random field expressions over a pool of fields (see :func:`generate_fields`)."""
+
+    def __init__(self, r: random.Random, pool: list[_Field], reals: list[str]):
+        self.r, self.pool, self.reals = r, pool, reals
+
+    def combine(self, f: _Field) -> _Field | None:
+        """One operation on ``f`` (with another field of the pool at times), or None where the one drawn does not
+        apply: continuity as diderotc types it (+ - * take the first's and refuse a rougher second; ∇ one less)."""
+        r = self.r
+        kind = r.randrange(8)
+        same = [g for g in self.pool if g.dim == f.dim and g.shape == f.shape and g.k >= f.k and g is not f]
+        scal = [g for g in self.pool if g.dim == f.dim and g.shape == () and g.k <= f.k and not g.formula]
+        if f.formula and kind >= 3:
+            return None
+
+        def both(g: _Field, text: str, shape: tuple, k: int) -> _Field:
+            return _Field(text, f.dim, shape, k, tuple(sorted(set(f.bare) | set(g.bare))), f.img or g.img,
+                          f.formula or g.formula)
+        if kind == 0 and same:
+            g = r.choice(same)
+            return both(g, f"({f.text} {r.choice('+-')} {g.text})", f.shape, f.k)
+        if kind == 1:
+            return replace(f, text=f"({r.choice(self.reals + ['2.5', '(-0.75)'])} * {f.text})")
+        if kind == 2:
+            return replace(f, text=f"({f.text} / {r.choice(self.reals + ['4.0'])})" if r.random() < 0.5 else f"(-{f.text})")
+        if kind == 3 and scal:
+            g = r.choice(scal)
+            return both(g, f"({g.text} * {f.text})", f.shape, g.k)
+        if kind == 4 and f.k >= 1 and f.shape == ():
+            return replace(f, text=f"(∇{f.text})", shape=(f.dim,) if f.dim > 1 else (), k=f.k - 1)
+        if kind == 5 and f.k >= 1 and f.shape and f.dim > 1 and len(f.shape) < 2:
+            return replace(f, text=f"(∇⊗{f.text})", shape=f.shape + (f.dim,), k=f.k - 1)
+        if kind == 6 and f.shape == () and f.k >= 1:  # (not sqrt: diderotc's executables make sqrt(F) * sqrt(F) F)
+            return replace(f, text=f"({r.choice(['sin', 'exp', 'cos'])}({f.text}))" if r.random() < 0.3
+                           else f"({f.text} * {f.text})")
+        if kind == 7 and f.shape == (f.dim,) and f.dim > 1:
+            return replace(f, text=f"|{f.text}|", shape=())
+        return None
+
+    def field(self, depth: int, dim: int | None = None) -> _Field:
+        f = self.r.choice([g for g in self.pool if dim is None or g.dim == dim])
+        for _ in range(depth):
+            got = None
+            for _ in range(10):
+                got = got or self.combine(f)
+            f = got or f
+        return f
+
+    def probe(self, f: _Field, point: str, over: bool = False) -> tuple[str, tuple]:
+        """A probe of ``f`` or of a derivative of it at ``point`` (guarded by ``inside``): (text, its shape); where
+        ``over``, a derivative one level past ``f``'s continuity, which diderotc refuses (and tensorlang must:
+        not ∇•, which diderotc takes of a field#0 where tensorlang refuses it, docs/diderot.md; "" where there is
+        none)."""
+        r, d, k = self.r, f.dim, f.k + over
+        opts = [("", f.shape)]
+        if k >= 1 and f.shape == ():
+            opts.append(("∇", (d,) if d > 1 else ()))
+        if k >= 2 and f.shape == ():
+            opts.append(("∇⊗∇" if d > 1 else "∇∇", (d, d) if d > 1 else ()))
+        if k >= 3 and f.shape == () and d > 1 and r.random() < 0.3:
+            opts.append(("∇⊗∇⊗∇", (d, d, d)))
+        if k >= 1 and f.shape and d > 1 and len(f.shape) < 3:
+            opts.append(("∇⊗", f.shape + (d,)))
+        if k >= 1 and f.shape == (d,) and d > 1:
+            opts += [("∇•", ()), ("∇×", () if d == 2 else (3,))]
+        if k >= 2 and f.shape == (d,) and d > 1:
+            opts.append(("∇⊗∇⊗", (d, d, d)))
+        if f.shape in ((2, 2), (3, 3)):
+            opts += [("trace", ()), ("det", ())]
+        if f.formula:
+            opts = [o for o in opts if o[0] in ("", "∇", "∇⊗∇", "∇∇", "trace", "det")]
+        if over:
+            opts = [o for o in opts if o[0].count("∇") > f.k and o[0] != "∇•"]
+            if not opts:
+                return "", ()
+        op, shape = r.choice(opts)
+        text = f"{op}({f.text})({point})" if op in ("trace", "det") else f"{op}{f.text}({point})"
+        if f.bare:
+            fill = "(-7.0)" if not shape else f"zeros[{','.join(map(str, shape))}]"
+            text = f"({text} if {' && '.join(f'inside({point}, {b})' for b in f.bare)} else {fill})"
+        return text, shape
+
+
+def generate_fields(seed: int, lines: int = 40) -> Case:
+    """A random program of fields over generated images and its command line: 1-D, 2-D and 3-D images of scalars,
+    vectors and matrices on rotated, sheared frames, fields of every kernel with and without border control,
+    global fields built from others, formula fields, field locals, and probes of them and of their derivatives
+    (as far as each one's continuity allows) at points inside, near and past the border, in global
+    initializers, a global start block, the strands' prints and their outputs."""
+    r = random.Random(seed)
+    reals = [f"r{j}" for j in range(4)]
+    head = ["#version 2.0"] + [f"input real r{j} = {1.25 + 0.5 * j};" for j in range(4)]
+    files, geos, pool, rough = [], {}, [], set()
+    for m in range(r.randint(2, 3)):
+        dim = r.choice([1, 2, 2, 3, 3])
+        shape = r.choice([(), (), (2,), (3,), (dim, dim)] if dim > 1 else [(), (), (2,), (3,)])
+        geo = _image(r, dim, shape)
+        name = f"I{m}"
+        geos[name] = geo
+        kinds = ([VOXELS[shape]] if shape else []) + ["space"] * dim
+        files.append((name, geo[3], kinds, (["none"] if shape else []) + [f"({','.join(map(repr, c))})" for c in geo[1]],
+                      geo[2]))
+        head.append(f"input image({dim})[{','.join(map(str, shape))}] {name};")
+        for _ in range(r.randint(1, 2)):
+            kern, border = r.choice(sorted(KERNELS)), r.choice(["", "", "clamp", "mirror", "wrap"])
+            f = _Field(f"F{len(pool)}", dim, shape, KERNELS[kern], () if border else (f"F{len(pool)}",), name)
+            head.append(f"{_ftype(f)} {f.text} = {kern} ⊛ {f'{border}({name})' if border else name};")
+            rough |= set() if kern in EXACT else {name}
+            pool.append(f)
+    gen = _FieldGen(r, pool, reals)
+    for n in range(r.randint(2, 4)):  # global fields of global fields, and formulas
+        dims = sorted({f.dim for f in pool})
+        if r.random() < 0.25:
+            d = r.choice(dims)
+            f = _Field(f"P{n}", d, (), r.choice([1, 2, 3]), (), None, True)
+            head.append(f"{_ftype(f)} {f.text}(x) = {r.choice(FORMULAS[d])};")
+        else:
+            g = gen.field(r.randint(1, 2))
+            f = replace(g, text=f"G{n}")
+            head.append(f"{_ftype(f)} G{n} = {g.text};")
+        pool.append(f)
+    imgs = {d: sorted(n for n, g in geos.items() if len(g[0]) == d) for d in (1, 2, 3)}
+
+    def where(f: _Field) -> str:
+        return f.img or r.choice(imgs[f.dim])
+
+    def literal(img: str) -> str:
+        p = [_lit(v) for v in _world(geos[img], _index_point(r, geos[img][0], img not in rough))]
+        return p[0] if len(p) == 1 else f"[{', '.join(p)}]"
+    prints = []
+    for n in range(r.randint(1, 3)):  # probes in globals' initializers
+        f = gen.field(r.randint(0, 1))
+        text, shape = gen.probe(f, literal(where(f)))
+        head.append(f"{_tname(shape)} gp{n} = {text};")
+        prints.append(f'    print("e{n} ", gp{n}, "\\n");')
+    locs, body = [], []
+    for n in range(r.randint(0, 2)):  # field locals
+        g = gen.field(r.randint(1, 2))
+        locs.append(replace(g, text=f"L{n}"))
+        body.append(f"    {_ftype(g)} L{n} = {g.text};")
+    for img, geo in geos.items():  # each strand's point in each image
+        pts = [_world(geo, _index_point(r, geo[0], img not in rough)) for _ in range(STRANDS)]
+        vals = [_lit(p[0]) if len(p) == 1 else "[" + ", ".join(_lit(v) for v in p) + "]" for p in pts]
+        text = vals[-1]
+        for s in range(STRANDS - 2, -1, -1):
+            text = f"({vals[s]} if i == {s} else {text})"
+        body.append(f"    {_tname((len(geo[0]),) if len(geo[0]) > 1 else ())} p{img} = {text};")
+    start = []
+    for j in range(r.randint(0, 2)):  # probes in a global start block
+        f = gen.field(1)
+        start.append(f'  print("e{90 + j} ", {gen.probe(f, literal(where(f)))[0]}, "\\n");')
+    start = ["start {", *start, "}"] if start else []
+    gen.pool = pool + locs
+    for j in range(len(prints), lines):
+        f = gen.field(r.randint(0, 2))
+        over = gen.probe(f, "p" + where(f), over=True)[0] if r.random() < 0.08 else ""
+        prints.append(f'    print("e{j} ", {over or gen.probe(f, "p" + where(f))[0]}, "\\n");' + (" // over" if over else ""))
+    outs, sets = [], []
+    for n in range(r.randint(1, 2)):
+        f = gen.field(r.randint(0, 1))
+        text, shape = gen.probe(f, "p" + where(f))
+        outs.append(f"  output {_tname(shape)} o{n} = {'0.0' if not shape else f'zeros[{chr(44).join(map(str, shape))}]'};")
+        sets.append(f"    o{n} = {text};")
+    text = "\n".join(head + ["strand S (int i) {"] + outs + ["  update {"] + body + prints + sets + ["    stabilize;", "  }", "}"]
+                     + start + [f"create_array {{ S(i) | i in 0..{STRANDS - 1} }}", ""])
+    argv = [a for j in range(4) for a in (f"-r{j}", r.choice(["0", "-0"]) if r.random() < 0.15 else repr(round(r.uniform(-2, 2), 3)))]
+    argv += [a for name in geos for a in (f"-{name}", f"../{name}.nrrd")]
+    return Case(seed, text, tuple(argv), files=tuple(files))
+
+
 # ------------------------------------------------------------------ running and comparing
 _NUM = re.compile(r"-?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)")
 
@@ -536,7 +809,7 @@ def same_line(a: str, b: str, rtol: float = 1e-9) -> bool:
     return True
 
 
-def without_refused(case: Case, folder: Path, tries: int = 6) -> tuple[Case, list[tuple[str, str]]]:
+def without_refused(case: Case, folder: Path, tries: int = 12) -> tuple[Case, list[tuple[str, str]]]:
     """``case`` less the printed lines diderotc refuses (each with its first error), as diderotc builds it in
     ``folder`` (:func:`diderotc_build`); a refusal outside the printed lines stops with error[internal]."""
     refused = []
@@ -622,11 +895,11 @@ def run_tensorlang(case: Case, folder: Path, backend: str, cwd: Path | None = No
         os.chdir(here)
 
 
-def compare(want: str, got: str) -> list[tuple[str, str, str]]:
-    """The lines where ``got`` differs from ``want``: (strand and label, diderotc's value, ours)."""
+def compare(want: str, got: str, rtol: float = 1e-9) -> list[tuple[str, str, str]]:
+    """The lines where ``got`` differs from ``want`` (:func:`same_line`): (strand and label, diderotc's value, ours)."""
     a, b = lines_of(want), lines_of(got)
     return [(k, a.get(k, "<none>"), b.get(k, "<none>")) for k in sorted(set(a) | set(b), key=_order)
-            if not same_line(a.get(k, ""), b.get(k, "<none>"))]
+            if not same_line(a.get(k, ""), b.get(k, "<none>"), rtol)]
 
 
 def _order(key: str) -> tuple[int, int]:
@@ -664,10 +937,11 @@ def expression(case: Case, label: str) -> str:
     return m.group(1) if m else "?"
 
 
-def compare_files(want: Path, got: Path) -> list[tuple[str, str, str]]:
+def compare_files(want: Path, got: Path, rtol: float = 1e-9) -> list[tuple[str, str, str]]:
     """Where the NRRD files written in ``got`` differ from those in ``want``: a file one side lacks, a header, or
-    values (within 1e-9 of the file's largest, NaN of either sign where NaN, the sign of every zero); values that
-    agree once each side's rows are sorted are an "order" difference (a collection written in another order)."""
+    values (within ``rtol`` of the file's largest, NaN of either sign where NaN, the sign of every zero: the first
+    four that differ, by position); values that agree once each side's rows are sorted are an "order" difference (a
+    collection written in another order)."""
     from unseen_inputs import outputs
 
     a, b = outputs(want), outputs(got)
@@ -680,12 +954,17 @@ def compare_files(want: Path, got: Path) -> list[tuple[str, str, str]]:
         else:
             x, y = a[name]["values"], b[name]["values"]
             text = [" ".join(repr(v) for v in vs) for vs in (x, y)]
-            if not same_line(*text):
+            if not same_line(*text, rtol):
                 sizes = next(h for h in a[name]["header"] if h.startswith("sizes:")).split()[1:]
                 n = int(sizes[0]) if len(sizes) > 1 else 1
                 rows = [sorted(" ".join(repr(v) for v in vs[k:k + n]) for k in range(0, len(vs), n)) for vs in (x, y)]
-                kind = "order" if same_line(" ".join(rows[0]), " ".join(rows[1])) else "values"
-                diffs.append((f"{name} {kind}", text[0][:300], text[1][:300]))
+                if same_line(" ".join(rows[0]), " ".join(rows[1]), rtol):
+                    diffs.append((f"{name} order", text[0][:300], text[1][:300]))
+                    continue
+                top = repr(max((abs(v) for v in x if math.isfinite(v)), default=0.0))  # (each value against it)
+                at = [k for k, (u, v) in enumerate(zip(x, y)) if not same_line(f"{top} {u!r}", f"{top} {v!r}", rtol)][:4]
+                diffs.append((f"{name} values at {','.join(map(str, at))}", *(" ".join(repr(vs[k]) for k in at)
+                                                                              for vs in (x, y))))
     return diffs
 
 
@@ -695,17 +974,39 @@ def _negative_extent(case: Case) -> bool:
     ``i in 3..0`` or ``i in -1..1, j in 2..-1`` fail to allocate (or crash in the global start block), where there
     are no strands (docs/diderot.md)."""
     its = re.findall(r"in (-?\w+)\.\.(-?\w+)", case.text.rsplit("create_", 1)[-1])
+    if "-k0" not in case.argv:
+        return False
     k0 = int(case.argv[case.argv.index("-k0") + 1])
     ends = [[k0 if e == "k0" else -k0 if e == "-k0" else int(e) for e in it] for it in its]
     return any(hi < lo - 1 for lo, hi in ends)
 
 
-def check_strands(case: Case, folder: Path, backends: list[str]) -> tuple[dict[str, list[tuple[str, str, str]]], str]:
+def _accepts(text: str, line: str, refused: set[str]) -> bool:
+    """Whether tensorlang's front end takes ``text`` with ``line`` and without the other ``refused`` lines."""
+    from tensorlang.errors import TensorLangError
+    from tensorlang.lang.diderot import parse_program, strands, typecheck
+
+    try:
+        strands(typecheck(parse_program("\n".join(r for r in text.split("\n") if r.strip() == line
+                                                 or r.strip() not in refused))))
+    except TensorLangError:
+        return False
+    return True
+
+
+def check_strands(case: Case, folder: Path, backends: list[str],
+                  rtol: float = 1e-9) -> tuple[dict[str, list[tuple[str, str, str]]], str]:
     """Build ``case`` with diderotc in ``folder``, run it and tensorlang's ``backends`` each in a folder of its
     own, and say where each backend differs: the exit status, the printed lines (in order; "order" where only
-    their order differs), the files written (:func:`compare_files`), and a C run's fallback to the interpreter; and
-    what diderotc's executable did (its exit status, lines printed, files written)."""
-    case, _ = without_refused(case, folder)
+    their order differs), the files written (:func:`compare_files`), and a C run's fallback to the interpreter
+    (and, as "front end", a printed line diderotc refuses that tensorlang takes); and what diderotc's executable
+    did (its exit status, lines printed, files written)."""
+    text = case.text
+    case, refused = without_refused(case, folder)
+    accepts = [("accepts", line, why) for line, why in refused
+               if not why.startswith("diderotc crashed") and _accepts(text, line, {ln for ln, _ in refused})]
+    for line, why in refused:
+        print(f"  diderotc refuses {line}: {why}", flush=True)
     runs = {}
     for who in ["diderotc", *backends]:
         (folder / who).mkdir()
@@ -726,29 +1027,37 @@ def check_strands(case: Case, folder: Path, backends: list[str]) -> tuple[dict[s
         if backwards:
             diffs = [("rc diderotc-ranges", str(want[0]), str(got[0]))]
         if got[0] >= 0 and not backwards:
-            lines = compare(want[1], got[1])
+            lines = compare(want[1], got[1], rtol)
             if lines and sorted(want[1].splitlines()) == sorted(got[1].splitlines()):
                 lines = [("printed order", want[1][:300], got[1][:300])]
-            diffs += lines + ([] if limited else compare_files(folder / "diderotc", folder / backend))
+            diffs += lines + ([] if limited else compare_files(folder / "diderotc", folder / backend, rtol))
         if got[2]:
             diffs.append(("fallback", "", got[2].strip()))
         report[backend] = diffs
+    if accepts:  # (a line diderotc refuses that tensorlang's front end takes)
+        report["front end"] = accepts
     files = len(list((folder / "diderotc").glob("*.nrrd")))
     return report, f"rc {want[0]}, {len(want[1].splitlines())} lines, {files} files"
 
 
-def _main_strands(seeds, backends: list[str], out: Path) -> int:
-    """``--mode strands``: each seed's program built by diderotc and checked (:func:`check_strands`); a program
-    that differs or that diderotc refuses is kept in ``out``."""
+def _main_strands(seeds, backends: list[str], out: Path, mode: str = "strands") -> int:
+    """``--mode strands`` and ``--mode fields``: each seed's program (:func:`generate_strands`,
+    :func:`generate_fields`, whose input images are written first) built by diderotc and checked
+    (:func:`check_strands`; fields within 1e-12 of a line's or file's largest value); a printed line that differs
+    is classified (:func:`classify`); a program that differs or that diderotc refuses is kept in ``out``."""
     import json
     import tempfile
 
+    from unseen_inputs import _write
+
     totals: dict[str, int] = {"programs": 0}
     for seed in seeds:
-        case = generate_strands(seed)
+        case = (generate_fields if mode == "fields" else generate_strands)(seed)
         with tempfile.TemporaryDirectory() as tmp:
+            for name, data, kinds, dirs, origin in case.files:
+                _write(Path(tmp) / f"{name}.nrrd", data, kinds, dirs, origin)
             try:
-                report, did = check_strands(case, Path(tmp), backends)
+                report, did = check_strands(case, Path(tmp), backends, 1e-12 if mode == "fields" else 1e-9)
             except RuntimeError as exc:
                 print(exc, flush=True)
                 (out / f"refused{seed}.diderot").write_text(case.text)
@@ -756,14 +1065,20 @@ def _main_strands(seeds, backends: list[str], out: Path) -> int:
         totals["programs"] += 1
         for backend, diffs in report.items():
             for k, w, g in diffs:
-                kind = k.split()[-1] if k.split()[-1] in ("order", "fallback", "grid-limit", "diderotc-ranges") else "differ"
+                kind = k.split()[-1] if k.split()[-1] in ("order", "fallback", "grid-limit", "diderotc-ranges", "accepts") else "differ"
+                if re.fullmatch(r"s\d+ e\d+", k) or " values at " in k:
+                    kind = classify(expression(case, k.split()[-1]), w, g)
+                    if kind == "ends" and [math.isfinite(float(t)) for t in _NUM.findall(w)] != [
+                            math.isfinite(float(t)) for t in _NUM.findall(g)]:  # (⊥ or ∞ on one side only)
+                        kind = "finite"
                 totals[kind] = totals.get(kind, 0) + 1
-                print(f"  {backend} {k}:\n    diderotc {w}\n    {backend:8} {g}", flush=True)
+                print(f"  {backend} {k} ({kind}): {expression(case, k.split()[-1])[:200]}\n    diderotc {w}\n"
+                      f"    {backend:8} {g}", flush=True)
         print(f"seed {seed}: {' '.join(case.argv)}: {did}; " + ", ".join(f"{b} {len(v)} differ" for b, v in report.items()),
               flush=True)
         if any(report.values()):
-            (out / f"strands{seed}.diderot").write_text(case.text)
-            (out / f"strands{seed}.json").write_text(json.dumps({"argv": case.argv, "flags": case.flags,
+            (out / f"{mode}{seed}.diderot").write_text(case.text)
+            (out / f"{mode}{seed}.json").write_text(json.dumps({"argv": case.argv, "flags": case.flags,
                                                                  "diffs": report}, indent=1))
     print(totals)
     return 0
@@ -782,14 +1097,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--c", action="store_true", help="also run the C executor")
     ap.add_argument("--out", default="fuzz-out")
     ap.add_argument("--lines", type=int, default=60)
-    ap.add_argument("--mode", choices=["exprs", "strands"], default="exprs",
-                    help="printed expressions, or strand-level behaviour (generate_strands)")
+    ap.add_argument("--mode", choices=["exprs", "strands", "fields"], default="exprs",
+                    help="printed expressions, strand-level behaviour (generate_strands) or fields (generate_fields)")
     args = ap.parse_args(argv)
     lo, hi = map(int, args.seeds.split(":"))
     out = Path(args.out)
     out.mkdir(exist_ok=True)
-    if args.mode == "strands":
-        return _main_strands(range(lo, hi), ["interp", "c"] if args.c else ["interp"], out)
+    if args.mode != "exprs":
+        return _main_strands(range(lo, hi), ["interp", "c"] if args.c else ["interp"], out, args.mode)
     totals = {"programs": 0, "lines": 0, "differ": 0}
     for seed in range(lo, hi):
         case = generate(seed, args.lines)
