@@ -717,6 +717,8 @@ def test_run_backend_chooses_where_a_strand_program_runs(tmp_path, capsys, monke
     assert rc == 1 and "error[backend]" in err and "not on PATH" in err
     rc, out, err = run("numpy")
     assert rc == 1 and "error[backend]" in err and "auto, c (generated C), interp" in err
+    rc, out, err = run("gpu")  # (no back end at all: it was "unknown option '--backend'", from the program's parser)
+    assert rc == 1 and "error[backend]: back end 'gpu'" in err
     assert "program of strands" not in err
 
 

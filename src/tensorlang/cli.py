@@ -826,14 +826,14 @@ _ESCAPE = "tensorlang-escape"
 codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
-def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str | None, list[str]]:
-    """The (last) value of ``OPTION V`` or ``OPTION=V`` among ``words``, and the words without it."""
+def _take(words: list[str], option: str, choices: tuple[str, ...] | None) -> tuple[str | None, list[str]]:
+    """The (last) value of ``OPTION V`` or ``OPTION=V`` among ``words`` (one of ``choices``; None: any), and the words without it."""
     taken, rest, n = None, [], 0
     while n < len(words):
         name, eq, value = words[n].partition("=")
         if not eq:  # OPTION V: V is the next word
             value = words[n + 1] if n + 1 < len(words) else ""
-        if name == option and value in choices:
+        if name == option and (choices is None or value in choices):
             taken, n = value, n + (1 if eq else 2)
         else:
             rest.append(words[n])
@@ -845,14 +845,14 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
     """``run PROG ...`` for a strand program: its own command line but for ``--lang`` and
     ``--backend`` (docs/cli.md, "Diderot programs")."""
     lang, words = _take(argv[1:], "--lang", PUBLIC)
-    backend, words = _take(words, "--backend", ("auto",) + KNOWN)
+    backend, words = _take(words, "--backend", None)  # (strand_backend refuses a wrong one: it was an "unknown option")
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
     language = REGISTRY.get(lang or (language_of(words[at]) if at is not None and words[at] != "-" else ""))
     if at is None or language is None or language.strands is None:
         return None
     path, rest = words[at], words[:at] + words[at + 1:]
     return argparse.Namespace(func=lambda _: StrandRun.compile(
-        language, _read_program(path, lang)[0], None, strand_backend(backend or "auto", language)).main(
+        language, _read_program(path, lang)[0], None, strand_backend("auto" if backend is None else backend, language)).main(
         rest, prog=f"tensorlang run {shown_name(path)}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 
