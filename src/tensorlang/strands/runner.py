@@ -146,6 +146,8 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
         raise error("input", f"{what} is given bytes {bytes(value)[:60]!r}; give a file's path as a str, or the values")
     if inp.kind == "image":
         return _image_input(inp, value, base_dirs)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and inp.kind in ("int", "real", "bool", "string"):
+        value = value[()]  # a 0-d array: its one item, a numpy scalar (np.array(2) was refused, rev56)
     if inp.kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise error("input", f"{what} must be an integer, got {shown(value)}")

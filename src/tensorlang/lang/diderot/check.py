@@ -810,8 +810,10 @@ def dropped_globals(checked: Checked) -> tuple[frozenset[str], frozenset[str]]:
     p = checked.program
     written = {n.name for b in (getattr(p, k) for k in GLOBAL_BLOCKS) if b is not None for n in A.walk(b)
                if isinstance(n, A.Assign) and checked.scopes.get(id(n)) == "global"}
-    stored = global_names((p.strand, p.create.args), checked)  # (through the functions called there; the creation's
-    # arguments too, which diderotc passes from the stored globals, not its ranges, rev54c)
+    formulas = tuple(d.init for d in p.decls if isinstance(d, A.GlobalDecl) and d.param is not None)
+    stored = global_names((p.strand, p.create.args, formulas), checked)  # (through the functions called there; the
+    # creation's arguments too, which diderotc passes from the stored globals, not its ranges, rev54c; a formula
+    # field's definition, which diderotc evaluates where it is probed, rev56)
     for block in (p.start, p.update):
         if block is not None:
             _storage_reads(block, frozenset(), checked, stored)

@@ -341,6 +341,8 @@ class Lowerer:
             return tuple(self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
         if ty.kind == "seq" and ty.n is None and isinstance(e, A.Var) and e.name in self.c.globals \
                 and self.c.scopes.get(id(e), "global") == "global":
+            if self.defining and e.name in self.dropped:  # (its first value: no NAME@0 storage for these, rev56)
+                raise Unsupported(f"the first value of the sequence {e.name} in a global field's definition")
             return self.dseq(e.name)
         return self.expr(e)
 

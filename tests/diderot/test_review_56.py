@@ -1,0 +1,77 @@
+"""A review's findings (rev56): the C executor read a dropped sequence global's new value inside a global field
+(its ``NAME@0`` first values are scalars' slots; such a program runs in the interpreter now); a formula field kept a
+dropped global's first value where diderotc's executables, which evaluate it where it is probed, read the new one;
+a 0-d numpy array was refused for an int, real, bool or string input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agreement import agree
+
+import tensorlang as tl
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+
+FORMULA = """#version 2.0
+real g = 0.5;
+field#0(2)[] P(x) = g * (x • x) + 1.0;
+vec2 q = [0.1, 0.2];
+strand S (int i) {
+  int n = 0;
+  output real v = 0.0;
+  update { n += 1; v = P(q); print(v, " ", n, "\\n"); if (n >= 3) { stabilize; } }
+}
+update { g = 4.0; }
+create_collection { S(i) | i in 0..0 }
+"""
+
+SEQUENCE = """#version 2.0
+input image(2)[] img;
+field#2(2)[] F = bspln3 ⊛ img;
+real[] ws = {1.0, 2.0};
+field#2(2)[] G = ws[1] * F + real(length(ws)) * F;
+vec2 q = [3.1, 3.2];
+strand S (int i) {
+  int n = 0;
+  output real v = 0.0;
+  update { n += 1; v = G(q) / F(q); print(v, "\\n"); if (n >= 3) { stabilize; } }
+}
+update { ws = {7.0, 8.0, 9.0}; }
+create_collection { S(i) | i in 0..0 }
+"""
+
+
+def _prog(text: str):
+    return strands(check(parse_program(text)))
+
+
+IMAGE = np.add.outer(np.arange(8.0), np.arange(8.0) ** 2) + 1.0
+
+
+@pytest.mark.slow
+def test_a_formula_field_reads_a_global_the_update_assigns_as_it_is_then():
+    a, _ = agree(_prog(FORMULA), threads=False)
+    got = [float(line.split()[0]) for line in a.printed.splitlines()]
+    assert got == pytest.approx([1.025, 1.2, 1.2], rel=1e-12)  # (diderotc --double --exec; 1.025 three times before)
+
+
+@pytest.mark.slow
+def test_a_field_of_a_dropped_sequence_global_keeps_its_first_value_in_both_executors():
+    p = _prog(SEQUENCE)
+    for backend in ("interp", None):  # (None: C where it can, else the interpreter with a note; "c" is an error)
+        res = p.run({"img": IMAGE}, backend=backend)
+        assert [float(x) for x in res.printed.split()] == pytest.approx([4.0] * 3, rel=1e-12)  # (C printed 4, 11, 11)
+    assert "first value of the sequence ws" in (p.executor_note or "")
+
+
+@pytest.mark.parametrize("name, value, want", [("n", np.array(3), 3), ("r", np.array(2.5), 2.5),
+                                                ("b", np.array(True), True), ("s", np.array("hi"), "hi")])
+def test_a_0d_array_is_taken_for_a_scalar_input(name, value, want):
+    p = tl.compile("""#version 2.0
+input int n = 1; input real r = 1.0; input bool b = false; input string s = "a";
+strand S (int i) { output real y = 0; update { print(n, " ", r, " ", b, " ", s, "\\n"); stabilize; } }
+create_collection { S(i) | i in 0..0 };
+""", lang="diderot", backend="interp")
+    shown = "true" if want is True else str(want)
+    assert p(**{name: value}).printed.split()["nrbs".index(name)] == shown
