@@ -201,7 +201,7 @@ class _Codegen:
     def binary(self, op: str, a: tuple, b: tuple, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """``op(a, b)`` of two labelled arrays (code, labels), aligned to their labels together (``a``'s first)."""
         labels = a[1] + tuple(x for x in b[1] if x not in a[1])
-        return st.temp(f"{op}({self.align(*a, labels, st)}, {self.align(*b, labels, st)})"), labels
+        return st.temp(f"{op}({self.align(a[0], a[1], labels, st)}, {self.align(b[0], b[1], labels, st)})"), labels
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
         """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
