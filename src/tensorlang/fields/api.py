@@ -190,11 +190,10 @@ def _lift(value, dim: int) -> Field:
 def _pair(a, b) -> tuple[Field, Field]:
     dim = a.dim if isinstance(a, Field) else b.dim
     fa, fb = _lift(a, dim), _lift(b, dim)
-    # a constant field (no image) takes the dimension of the field it meets
-    if not fa.images and fb.images:
-        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants, fa.depth, fa.size)
-    elif not fb.images and fa.images:
-        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants, fb.depth, fb.size)
+    if bool(fa.images) != bool(fb.images):  # a constant field (no image) takes the dimension of the field it meets
+        dim = (fa if fa.images else fb).dim
+        fa, fb = (f if f.images else Field(f.body, f.out, f.shape, dim, f.continuity, {}, f.constants, f.depth, f.size)
+                  for f in (fa, fb))
     if fa.dim != fb.dim:
         raise error("shape", f"fields of dimension {fa.dim} and {fb.dim} cannot be combined", rule="field-dim")
     return fa, fb

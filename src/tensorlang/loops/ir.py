@@ -283,13 +283,16 @@ def multiply_add(node) -> tuple[str | tuple, Scalar, Scalar, bool] | None:
         return node.acc, node.value.left, node.value.right, False
     if isinstance(node, Store) and isinstance(node.value, BinOp) and node.value.op == "+":
         added, base = node.value.right, node.value.left
-        if not (isinstance(added, BinOp) and added.op == "*"):
-            return None
-        if base == Load(node.slot, node.indices):
-            return (node.slot, node.indices), added.left, added.right, False
-        if isinstance(base, Const) and base.value == 0 and math.copysign(1.0, base.value) > 0:
-            return (node.slot, node.indices), added.left, added.right, True
+        from_zero = isinstance(base, Const) and base.value == 0 and math.copysign(1.0, base.value) > 0
+        if isinstance(added, BinOp) and added.op == "*" and (from_zero or row_update(node) is not None):
+            return (node.slot, node.indices), added.left, added.right, from_zero
     return None
+
+
+def row_update(node: Store) -> Scalar | None:
+    """``p`` where ``node`` is ``x = x + p`` (printed ``x += p``: the interchanged contractions update a row)."""
+    v = node.value
+    return v.right if isinstance(v, BinOp) and v.op == "+" and v.left == Load(node.slot, node.indices) else None
 
 
 def children(node) -> tuple:

@@ -71,15 +71,10 @@ def gram_team(step: GramStep, parallel_work: ParallelWork) -> int:
     return -1 if threads is None else threads
 
 
-def least_items(per_item: int, threshold: int) -> int:
-    """The fewest items of ``per_item`` operations whose work reaches ``threshold``."""
-    return max(1, -(-threshold // max(per_item, 1)))
-
-
 def probe_threads_from(dim: int, support: int, ncomp: int, parallel_work: ParallelWork) -> int:
     """The points from which a probe runs on threads: the fewest whose taps (``support**dim``
     of ``ncomp`` components a point) reach the compute threshold."""
-    return least_items(support ** dim * ncomp, _compute(parallel_work))
+    return max(1, -(-_compute(parallel_work) // max(support ** dim * ncomp, 1)))
 
 
 def _compute(parallel_work: ParallelWork) -> int:

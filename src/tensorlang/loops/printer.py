@@ -11,7 +11,7 @@ from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
 from .ir import (Acc, Apply, BinOp, BlasProduct, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Power,
-                 Nest, Prefetch, Rebuild, Select, Store, Tile, Update, multiply_add)
+                 Nest, Prefetch, Rebuild, Select, Store, Tile, Update, multiply_add, row_update)
 
 
 def _number(value: float) -> str:
@@ -49,10 +49,8 @@ class _Printer:
             lines.append(f"{pad}{node.acc} {node.op}= {value}" if node.op in ("+", "*")
                          else f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
         elif isinstance(node, Store):
-            place, stored = self.access(node.slot, node.indices), node.value
-            lines.append(f"{pad}{place} += {self.scalar(stored.right)}"  # a row update
-                         if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices)
-                         else f"{pad}{place} = {self.scalar(stored)}")
+            place, added = self.access(node.slot, node.indices), row_update(node)
+            lines.append(f"{pad}{place} = {self.scalar(node.value)}" if added is None else f"{pad}{place} += {self.scalar(added)}")
         elif isinstance(node, Prefetch):
             lines.append(f"{pad}prefetch {self.access(node.slot, node.indices)} into L1")
         elif isinstance(node, Copy):

@@ -99,10 +99,6 @@ def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozense
     return frozenset(name for name, ok in allowed.items() if ok)
 
 
-def _has_affine(body: ir.Expr) -> bool:
-    return any(isinstance(i, Affine) for node in ir.nodes(body) for i in ir.index_uses(node))
-
-
 @dataclass(frozen=True)
 class StatementPadding:
     """How one statement runs under ``pad``: its mode, the padded extents of the loops that
@@ -139,7 +135,7 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
         return StatementPadding(pad, TRUE, why="no padding")
     here = [name for name, _ in stmt.index]
     bound = {name for node in ir.nodes(stmt.body) if isinstance(node, (ir.Sum, ir.Reduce)) for name, _ in node.index}
-    if _has_affine(stmt.body):
+    if any(isinstance(i, Affine) for node in ir.nodes(stmt.body) for i in ir.index_uses(node)):
         return StatementPadding(pad, TRUE, rezero=every, why="an affine index could reach past the padding")
     if bound & set(here):
         return StatementPadding(pad, TRUE, rezero=every, why="an index is both a target and a summed index")

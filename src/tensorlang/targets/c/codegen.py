@@ -172,14 +172,9 @@ class CPrinter:
             lines.append(f"{pad}{node.acc} {node.op}= {value};" if node.op in ("+", "*")
                          else f"{pad}{node.acc} = tl_{node.op}({node.acc}, {value});")
         elif isinstance(node, loops.Store):
-            shape = self._store_shape(node)
-            place = f"v{node.slot}[{_row_major(node.indices, shape)}]"
-            stored = node.value  # x = x + p as x += p: the interchanged contractions update a row (loops.interchange)
-            if (isinstance(stored, loops.BinOp) and stored.op == "+" and node.slot not in self.reads
-                    and stored.left == loops.Load(node.slot, node.indices)):
-                lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
-            else:
-                lines.append(f"{pad}{place} = {self.scalar(stored)};")
+            place = f"v{node.slot}[{_row_major(node.indices, self._store_shape(node))}]"
+            added = loops.row_update(node) if node.slot not in self.reads else None  # x += p (loops.interchange)
+            lines.append(f"{pad}{place} = {self.scalar(node.value)};" if added is None else f"{pad}{place} += {self.scalar(added)};")
         elif isinstance(node, loops.Prefetch):  # a hint: no address past the buffer is formed
             shape = self.storage[node.slot]
             guard = " && ".join(f"{_idx(i)} < {shape[d]}LL" for d, i in enumerate(node.indices) if isinstance(i, Affine))

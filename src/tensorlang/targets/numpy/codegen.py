@@ -160,11 +160,8 @@ class _Codegen:
             code = st.temp(f"_concat([{args}], {item_labels!r}, {common!r}, {parts!r}, {extents!r}, _dtype)")
             return self.access(code, common + (e.index,), st)
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
-            (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
-            labels = la + tuple(x for x in lb if x not in la)
-            a, b = self.align(a, la, labels, st), self.align(b, lb, labels, st)
             op = {"+": "_np.add", "-": "_np.subtract", "/": "_cdiv"}[e.op]
-            return st.temp(f"{op}({a}, {b})"), labels
+            return self.binary(op, self.emit(e.left, st), self.emit(e.right, st), st)
         raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
 
     def access(self, array: str, indices: tuple[ir.Index, ...], st: _Statement) -> tuple[str, tuple[str, ...]]:
@@ -200,6 +197,11 @@ class _Codegen:
         if not isinstance(var, str) or not isinstance(fixed, int):  # the cases above leave one of each
             raise TypeError(f"not a delta of a variable and a position: {e!r}")
         return self.constant((np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)), (var,)
+
+    def binary(self, op: str, a: tuple, b: tuple, st: _Statement) -> tuple[str, tuple[str, ...]]:
+        """``op(a, b)`` of two labelled arrays (code, labels), aligned to their labels together (``a``'s first)."""
+        labels = a[1] + tuple(x for x in b[1] if x not in a[1])
+        return st.temp(f"{op}({self.align(a[0], a[1], labels, st)}, {self.align(b[0], b[1], labels, st)})"), labels
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
         """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
@@ -264,10 +266,7 @@ class _Codegen:
             if step is None:
                 code = st.temp(f"_np.negative({code})")
                 continue
-            b, lb = self.emit(step, st)
-            joined = labels + tuple(x for x in lb if x not in labels)
-            a, b = self.align(code, labels, joined, st), self.align(b, lb, joined, st)
-            code, labels = st.temp(f"_np.multiply({a}, {b})"), joined
+            code, labels = self.binary("_np.multiply", (code, labels), self.emit(step, st), st)
         return code, labels
 
     def contract(self, operands: list[tuple[str, tuple[str, ...]]], out: tuple[str, ...], st: _Statement) -> str:
