@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import os
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -65,7 +66,10 @@ def test_raw_data_short_of_the_sizes_are_still_refused(world, tmp_path):
 
 
 # ------------------------------------------------------------------ (b) outputs checked before the run
-def test_a_fifo_no_process_reads_is_refused_before_the_run(tmp_path, capsys):
+def test_a_fifo_no_process_reads_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    from tensorlang.strands import nrrd_out
+
+    monkeypatch.setattr(nrrd_out, "time", types.SimpleNamespace(sleep=lambda seconds: None))  # (no 2 s for a reader)
     os.mkfifo(tmp_path / "f")
     p = _interp(_program(body='print("ran\\n"); stabilize;'))
     with pytest.raises(tl.TensorLangError, match="it is a FIFO that no process reads") as caught:
@@ -157,3 +161,42 @@ def test_string_escapes_past_127_print_the_executables_bytes(backend, tmp_path):
     out = io.StringIO()
     assert p.main(["-o", str(tmp_path / "o.nrrd")], out=out) == 0
     assert out.getvalue().encode("utf-8", "surrogateescape") == b'[\x80x\xff\xc3\xa9\\"'
+
+
+# ------------------------------------------------------------------ part 2: the API
+@pytest.mark.parametrize("subscripts", ["αβ", "αβ->β", "".join(chr(0x3B1 + k) for k in range(24))])
+def test_one_operand_einsum_with_non_ascii_subscripts_says_what_subscripts_are(subscripts):
+    """One operand goes to numpy.einsum, whose refusal named the ascii codec ('ascii' codec can't encode...)."""
+    with pytest.raises(tl.TensorLangError, match="the character 'α'; subscripts are letters a-z") as caught:
+        tl.einsum(subscripts, np.ones((1,) * len(subscripts.split("->")[0])))
+    assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("number,ok", [(2**64, True), (-(2**63) - 1, True), (10**400, False)])
+def test_a_python_int_past_int64_is_a_fields_constant_as_a_kernels_input_is(number, ok):
+    """``F + 2**64`` was error[shape] "cannot use a int as a field" (numpy made it an object array)."""
+    F = tl.field(np.ones((4, 4)), "tent")
+    if ok:
+        assert (F + number).shape == ()
+        return
+    with pytest.raises(tl.TensorLangError, match="beyond the float range") as caught:
+        F + number
+    assert caught.value.code == "input"
+
+
+@pytest.mark.parametrize("given", [{"X": np.ones((10, 4))}, {"M": np.ones((4, 4))}], ids=["batched", "whole"])
+def test_a_chunked_run_refuses_a_wrong_extent_when_called_not_when_computed(given):
+    """k.dask(...) with a fixed extent wrong returned a lazy result claiming a shape; compute() refused it."""
+    pytest.importorskip("dask")
+    k = tl.compile("in var X : [E 3]\nin var M : [3 3]\nout var Y : [E 3]\nY = (X # M) . [2 3]\n", backend="numpy")
+    with pytest.raises(tl.TensorLangError, match="but is declared") as caught:
+        k.dask(**{"X": np.ones((10, 3)), "M": np.eye(3), **given}, batch="E")
+    assert caught.value.code == "input"
+
+
+def test_run_output_in_a_missing_folder_says_it_does_not_exist(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    (tmp_path / "k.tl").write_text("in var A : [3]\nout var B : [3]\nB = A * A\n")
+    assert main(["run", str(tmp_path / "k.tl"), "--output", str(tmp_path / "no" / "r.npz")]) == 1
+    assert "directory" in (err := capsys.readouterr().err) and "does not exist" in err  # (it said "is not writable")
