@@ -7,9 +7,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -141,21 +141,15 @@ def fifos_opened(targets):
     try:
         for what, path in targets:
             try:
-                fifo = path != "-" and stat.S_ISFIFO(os.stat(path).st_mode)
-            except (OSError, ValueError):
-                continue
-            if fifo and path not in held:
-                try:
-                    held[path] = open_nonblocking(path, os.O_WRONLY)
-                except OSError as exc:
-                    raise error("input", f"cannot write {what} to {path!r}: {exc.strerror or exc}") from None
+                held.update({path: open_nonblocking(path, os.O_WRONLY)} if path not in held and Path(path).is_fifo() else {})
+            except OSError as exc:
+                raise error("input", f"cannot write {what} to {path!r}: {exc.strerror or exc}") from None
         _HELD.update(held)
         yield
     finally:
         for path, fd in held.items():
             if _HELD.get(path) == fd:
-                del _HELD[path]
-                os.close(fd)
+                os.close(_HELD.pop(path))
 
 
 def open_nonblocking(path: str, flags: int) -> int:
