@@ -200,3 +200,12 @@ def test_run_output_in_a_missing_folder_says_it_does_not_exist(tmp_path, capsys)
     (tmp_path / "k.tl").write_text("in var A : [3]\nout var B : [3]\nB = A * A\n")
     assert main(["run", str(tmp_path / "k.tl"), "--output", str(tmp_path / "no" / "r.npz")]) == 1
     assert "directory" in (err := capsys.readouterr().err) and "does not exist" in err  # (it said "is not writable")
+
+
+@pytest.mark.parametrize("dim", [1, 3, True])
+def test_a_field_of_an_image_refuses_a_dim_it_does_not_have(dim):
+    """``tl.field(tl.image(a2d), dim=1)`` was a 2-D field: the dim was ignored."""
+    with pytest.raises(tl.TensorLangError, match="the image is 2-D") as caught:
+        tl.field(tl.image(np.ones((4, 4))), "tent", dim=dim)
+    assert caught.value.code == "input"
+    assert tl.field(tl.image(np.ones((4, 4))), "tent", dim=2).dim == 2

@@ -245,6 +245,8 @@ def image(data, dim: int | None = None, world=None) -> Image:
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return load(data, dim, world)  # (was an array of one string: "got dtype <U22")
     if isinstance(data, Image):  # (another world: the same samples, so the same tables)
+        if dim is not None and (isinstance(dim, bool) or dim != data.dim):  # (it was ignored: a 2-D field for dim=1)
+            raise error("input", f"the image is {data.dim}-D; dim={dim!r} does not change that (tl.image(img.data, dim={dim!r}) does)")
         return data if world is None else _kept(Image(data.data, data.dim, world, data.name), data.tables)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
     return _owned(array, dim, world)
