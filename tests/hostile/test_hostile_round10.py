@@ -66,14 +66,15 @@ def test_raw_data_short_of_the_sizes_are_still_refused(world, tmp_path):
 
 
 # ------------------------------------------------------------------ (b) outputs checked before the run
-def test_a_fifo_no_process_reads_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("option", ["-o", "-print"])
+def test_a_fifo_no_process_reads_is_refused_before_the_run(option, tmp_path, capsys, monkeypatch):
     from tensorlang.strands import nrrd_out
 
     monkeypatch.setattr(nrrd_out, "time", types.SimpleNamespace(sleep=lambda seconds: None))  # (no 2 s for a reader)
     os.mkfifo(tmp_path / "f")
     p = _interp(_program(body='print("ran\\n"); stabilize;'))
     with pytest.raises(tl.TensorLangError, match="it is a FIFO that no process reads") as caught:
-        p.main(["-o", str(tmp_path / "f")])
+        p.main([option, str(tmp_path / "f"), *(["-o", str(tmp_path / "o.nrrd")] if option != "-o" else [])])
     assert caught.value.code == "input" and "ran" not in capsys.readouterr().out
 
 
