@@ -206,8 +206,8 @@ def _output_target(path: str) -> Path:
         raise TensorLangError("input", "--output '-' names no .npz file (without --output the results are printed; "
                                        "--json: machine-readable)")
     if not usable:  # (a folder not there was "not writable")
-        why = "is not writable" if target.parent.is_dir() else "does not exist" if not target.parent.exists() else "is no directory"
-        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(target.parent)!r} {why}")
+        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(target.parent)!r} " + (
+            "is not writable" if target.parent.is_dir() else "does not exist" if not target.parent.exists() else "is no directory"))
     return target
 
 
