@@ -589,11 +589,11 @@ def _bound_compressed(header: dict, source, name: str) -> None:
 
 
 def _to_data(header: dict, source, name: str, kind: np.dtype) -> int:
-    """The bytes the samples take (of ``kind``); ``source`` past its line skip (at most MAX_HEADER_BYTES of lines: one line of gigabytes was read whole);
-    error[input] where more bytes follow than the sizes, samples of ``kind``, encoding and byte skip can take (hex:
-    4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with INFLATE_SLACK), so that a 4 x 4 image with
-    gigabytes behind its header is refused before any is read.  Raw data are not bounded here: only their samples'
-    bytes are read (:func:`_read_samples`)."""
+    """The bytes the samples (of ``kind``) take; ``source`` past its line skip (at most MAX_HEADER_BYTES of lines:
+    one line of gigabytes was read whole); error[input] where more bytes follow than the sizes, encoding and byte
+    skip can take (hex: 4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with INFLATE_SLACK), so that a
+    4 x 4 image with gigabytes behind its header is refused before any is read (raw: only the samples' bytes are
+    read, :func:`_read_samples`)."""
     used, skip = 0, int(header.get("byte skip", header.get("byteskip", 0)))
     for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
         line = source.readline(MAX_HEADER_BYTES + 1 - used)
@@ -604,7 +604,7 @@ def _to_data(header: dict, source, name: str, kind: np.dtype) -> int:
     samples = int(np.prod([int(n) for n in sizes], dtype=object))
     need = samples * kind.itemsize
     if encoding == "raw" or skip < 0 and encoding == "ascii":
-        return need  # (the data's last bytes: pynrrd seeks there)
+        return need  # (raw: its samples' bytes alone are read; byte skip -1: the data's last bytes, where pynrrd seeks)
     bound = max(skip, 0) + {"hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
         encoding, 2 * need + INFLATE_SLACK)
     start = source.tell()
