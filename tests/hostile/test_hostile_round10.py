@@ -17,6 +17,10 @@
 * String literals: ``"\\400"`` and ``"\\256"`` crash diderotc's lexer, ``"\\0"``, ``"\\12"`` and ``"\\q"`` are its
   "bad character" errors; tensorlang printed ``Ɛ``, ``0``, a form feed and ``q``: error[syntax] now.
   ``"\\128"`` to ``"\\255"`` are bytes in the executables' output (tensorlang wrote two bytes of UTF-8).
+* From Python: ``tl.einsum("αβ", a)`` (one operand: numpy's) named numpy's ascii codec; ``F + 2**64`` for a
+  field was error[shape] "cannot use a int"; ``tl.field(tl.image(a2d), dim=1)`` ignored the dim; ``k.dask(...)``
+  with a wrong fixed extent returned a lazy result claiming a shape (refused at ``compute()``); ``tensorlang run
+  --output`` into a folder that is not there said "not writable".
 """
 
 from __future__ import annotations
