@@ -205,8 +205,9 @@ def _output_target(path: str) -> Path:
     if path == "-":
         raise TensorLangError("input", "--output '-' names no .npz file (without --output the results are printed; "
                                        "--json: machine-readable)")
-    if not usable:
-        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(target.parent)!r} is not writable")
+    if not usable:  # (a folder not there was "not writable")
+        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(target.parent)!r} " + (
+            "is not writable" if target.parent.is_dir() else "does not exist" if not target.parent.exists() else "is no directory"))
     return target
 
 

@@ -277,6 +277,10 @@ class SymbolicKernel(ProgramInterface):
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
         fixed = self._binding(given, batch=batch)
+        for name, value in given.items():  # (a wrong extent was found in a chunk's run, at compute, the result's shape claimed)
+            want, shape = [e if isinstance(e, int) else fixed.get(getattr(e, "name", None)) for e in shapes[name]], _shape_of(value, name)
+            if any(w is not None and isinstance(n, int) and n != w for w, n in zip(want, shape)):
+                raise self._error(f"input {name!r} has shape {show(shape)} but is declared {show(shapes[name])}", name)
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted({**self.params, **fixed}.items())))
         outputs = {name: tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e

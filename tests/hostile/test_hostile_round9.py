@@ -46,7 +46,8 @@ _HEADER = "NRRD0004\ntype: double\ndimension: 2\nsizes: 4 4\nendian: little\nenc
 @pytest.mark.parametrize("encoding", list(_PAYLOAD))
 @pytest.mark.parametrize("detached", [False, True])
 def test_data_far_beyond_the_sizes_are_refused_before_reading(encoding, detached, tmp_path):
-    """16 samples, then 16 GiB (sparse): refused at once, the file never read (it was read whole)."""
+    """16 samples, then 16 GiB (sparse): refused at once, the file never read (it was read whole); raw data's
+    samples are read alone, the rest unread, as Teem reads them (round 10): the image loads."""
     header = _HEADER.format(encoding) + ("data file: d.dat\n" if detached else "")
     data = tmp_path / ("d.dat" if detached else "i.nrrd")
     with open(tmp_path / "i.nrrd", "wb") as fh:
@@ -55,6 +56,9 @@ def test_data_far_beyond_the_sizes_are_refused_before_reading(encoding, detached
         fh.write(_PAYLOAD[encoding])
     assert tl.fields.load(tmp_path / "i.nrrd").data.sum() == 120  # the honest file loads
     os.truncate(data, 16 << 30)
+    if encoding == "raw":
+        assert tl.fields.load(tmp_path / "i.nrrd").data.sum() == 120
+        return
     with pytest.raises(tl.TensorLangError, match=f"bytes of {encoding} data follow its header, more than") as caught:
         tl.fields.load(tmp_path / "i.nrrd")
     assert caught.value.code == "input"

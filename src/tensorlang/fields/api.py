@@ -176,6 +176,11 @@ def _lift(value, dim: int) -> Field:
         array = np.asarray(value)
     except (TypeError, ValueError):
         array = np.asarray(None)
+    if array.dtype.kind == "O" and type(value) is int:  # past int64: the real number it is, as a kernel's input reads it
+        try:
+            array = np.asarray(float(value))
+        except OverflowError:
+            raise error("input", "an integer beyond the float range cannot be a field or tensor") from None
     if array.dtype.kind not in REAL_KINDS or array.size > MAX_IMAGE_ELEMENTS:  # None, strings, complex, objects
         raise error("shape", f"cannot use a {type(value).__name__} as a field or tensor (a number or an array "
                              f"of real numbers)", rule="field-lift")

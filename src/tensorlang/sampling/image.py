@@ -147,8 +147,12 @@ def _world_matrix(world, dim: int) -> np.ndarray:
                              f"got shape {m.shape}")
     if not np.all(np.isfinite(m)) or np.any(m[dim, :dim] != 0) or m[dim, dim] != 1:
         raise error("input", "the world matrix must be finite and affine (last row 0 ... 0 1)")
-    with np.errstate(all="ignore"):  # invertible at any scale (a det of 10^-400 underflows to 0)
-        invertible = np.linalg.cond(m[:dim, :dim]) <= 1e12 and np.isfinite(np.linalg.inv(m[:dim, :dim])).all()
+    try:  # invertible where the inverse is finite numbers, at any scale or condition (as Diderot's runtime, which
+        # inverts whatever it is given: docs/fields.md, "Images"); exactly singular, or past the float range: refused
+        with np.errstate(all="ignore"):
+            invertible = bool(np.isfinite(world_to_index(m, dim)).all())
+    except (np.linalg.LinAlgError, ZeroDivisionError):
+        invertible = False
     if not invertible:
         raise error("input", "the world matrix is singular: index space cannot be recovered from world space")
     return m
@@ -241,6 +245,8 @@ def image(data, dim: int | None = None, world=None) -> Image:
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return load(data, dim, world)  # (was an array of one string: "got dtype <U22")
     if isinstance(data, Image):  # (another world: the same samples, so the same tables)
+        if dim is not None and (isinstance(dim, bool) or dim != data.dim):  # (it was ignored: a 2-D field for dim=1)
+            raise error("input", f"the image is {data.dim}-D; dim={dim!r} does not change that (tl.image(img.data, dim={dim!r}) does)")
         return data if world is None else _kept(Image(data.data, data.dim, world, data.name), data.tables)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
     return _owned(array, dim, world)
@@ -385,8 +391,9 @@ def _claimed(shape, what: str) -> int:
     return total
 
 
-def _load_npy(name: str) -> np.ndarray:
-    """A .npy file's array, its header checked (dtype, size) before the data are read."""
+def _load_npy(name: str, bound: Callable[[int], object] | None = None) -> np.ndarray:
+    """A .npy file's array, its header checked (dtype, size; ``bound`` called with the number of
+    elements, as :func:`read_nrrd` calls it) before the data are read."""
     _regular_file(name)
     fmt = np.lib.format
     try:
@@ -398,7 +405,9 @@ def _load_npy(name: str) -> np.ndarray:
         raise error("input", f"cannot read image {name!r}: {exc}") from None
     if dtype.kind not in REAL_KINDS:
         raise error("input", f"image {name!r} holds {dtype} data; images are real numbers (bool, integer or float)")
-    _claimed(shape, f"image {name!r}")
+    elements = _claimed(shape, f"image {name!r}")
+    if bound is not None:
+        bound(elements)
     try:
         return np.load(name, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
@@ -579,13 +588,12 @@ def _bound_compressed(header: dict, source, name: str) -> None:
         source.seek(start)
 
 
-def _to_data(header: dict, source, name: str) -> None:
-    """``source`` past its line skip (at most MAX_HEADER_BYTES of lines: one line of gigabytes was read whole);
-    error[input] where more bytes follow than the sizes, type, encoding and byte skip take (raw: exactly theirs,
-    which pynrrd refused after reading them all; hex: 4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with
-    INFLATE_SLACK), so that a 4 x 4 image with gigabytes behind its header is refused before any is read."""
-    import nrrd  # pynrrd
-
+def _to_data(header: dict, source, name: str, kind: np.dtype) -> int:
+    """The bytes the samples (of ``kind``) take; ``source`` past its line skip (at most MAX_HEADER_BYTES of lines:
+    one line of gigabytes was read whole); error[input] where more bytes follow than the sizes, encoding and byte
+    skip can take (hex: 4 a byte, text 64 a sample, gzip and bzip2 2 a byte, each with INFLATE_SLACK), so that a
+    4 x 4 image with gigabytes behind its header is refused before any is read (raw: only the samples' bytes are
+    read, :func:`_read_samples`)."""
     used, skip = 0, int(header.get("byte skip", header.get("byteskip", 0)))
     for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
         line = source.readline(MAX_HEADER_BYTES + 1 - used)
@@ -594,22 +602,24 @@ def _to_data(header: dict, source, name: str) -> None:
                 f"more than {MAX_HEADER_BYTES} bytes of lines" if line else "the end of its data"))
     encoding, sizes = {"text": "ascii", "txt": "ascii"}.get(header["encoding"], header["encoding"]), np.atleast_1d(header["sizes"])
     samples = int(np.prod([int(n) for n in sizes], dtype=object))
-    need = samples * np.dtype(nrrd.reader._determine_datatype(header)).itemsize
-    if skip < 0 and encoding in ("raw", "ascii") or encoding == "raw" and isinstance(source, io.BytesIO):
-        return  # (the data's last bytes: pynrrd seeks there; a file read whole already: pynrrd reads its samples' bytes)
-    bound = max(skip, 0) + {"raw": need, "hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
+    need = samples * kind.itemsize
+    if encoding == "raw" or skip < 0 and encoding == "ascii":
+        return need  # (raw: its samples' bytes alone are read; byte skip -1: the data's last bytes, where pynrrd seeks)
+    bound = max(skip, 0) + {"hex": 4 * need + INFLATE_SLACK, "ascii": 64 * samples + INFLATE_SLACK}.get(
         encoding, 2 * need + INFLATE_SLACK)
     start = source.tell()
     if (size := source.seek(0, os.SEEK_END) - source.seek(start)) > bound:  # (``source`` left where it was)
         also = f" and byte skip {skip}" if skip > 0 else ""
         raise error("input", f"NRRD image {name!r}: {size} bytes of {encoding} data follow its header, more than its "
                              f"sizes {[int(n) for n in sizes]} of {header['type']}{also} take ({bound} bytes)")
+    return need
 
 
-def read_nrrd(name: str, raw: bytes | None = None):
+def read_nrrd(name: str, raw: bytes | None = None, bound: Callable[[int], object] | None = None):
     """An NRRD file's samples (NRRD's axis order, index_order="F") and header: a regular
     file only, its header bounded and checked before any data are read (also Diderot's
-    sequence inputs).  ``raw``: the whole file's bytes, where the caller has read them."""
+    sequence inputs).  ``raw``: the whole file's bytes, where the caller has read them;
+    ``bound``: called with the number of samples before they are read (it raises to refuse)."""
     import zlib
 
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
@@ -627,6 +637,8 @@ def read_nrrd(name: str, raw: bytes | None = None):
             header.update({f: str(header[f]).lower() for f in ("type", "encoding", "endian") if f in header})  # (Teem's)
             _check_sizes_text(lines, name)
             files = _check_nrrd_header(header, name, size, fh)
+            if bound is not None:
+                bound(math.prod(int(n) for n in np.atleast_1d(header["sizes"])))
             if files is None:
                 data = _read_samples(nrrd, header, fh, name)
             else:
@@ -664,10 +676,13 @@ def _read_samples(nrrd, header: dict, fh, name: str) -> np.ndarray:
     data_file = header.get("datafile", header.get("data file"))
     with open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else \
             contextlib.nullcontext(fh) as source:
-        _to_data(header, source, name)
-        _bound_compressed(header, source, name)
         kind, encoding = np.dtype(nrrd.reader._determine_datatype(header)), str(header["encoding"]).lower()
+        need = _to_data(header, source, name, kind)
+        _bound_compressed(header, source, name)
         header, skip = _plain(header), int(header.get("byte skip", header.get("byteskip", 0)))
+        if encoding == "raw" and skip >= 0:  # the samples' bytes alone, as Teem reads them (what follows: unread)
+            source.seek(skip, os.SEEK_CUR)
+            source, skip = io.BytesIO(source.read(need)), 0
         if encoding == "hex":
             return _hex_samples(nrrd, header, source, name, kind.itemsize, skip)
         if encoding in ("gzip", "gz", "bzip2", "bz2") and skip > 0:  # (pynrrd's seek passes the zeros put first)

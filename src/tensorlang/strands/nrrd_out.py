@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -127,8 +129,34 @@ class _Out:
         self.name, self.kind, self.shape, self.type = name, kind, shape, type_
 
 
+#: FIFOs opened for writing before a run (path -> descriptor): :func:`open_nonblocking` takes them
+_HELD: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def fifos_opened(targets):
+    """Each of ``targets`` (what, path) that is a FIFO opened for writing before the run, so that one no process
+    reads is error[input] before any work (it was after the whole run), held till its output is written."""
+    held: dict[str, int] = {}
+    try:
+        for what, path in targets:
+            try:
+                held.update({path: open_nonblocking(path, os.O_WRONLY)} if path not in held and Path(path).is_fifo() else {})
+            except OSError as exc:
+                raise error("input", f"cannot write {what} to {path!r}: {exc.strerror or exc}") from None
+        _HELD.update(held)
+        yield
+    finally:
+        for path, fd in held.items():
+            if _HELD.get(path) == fd:
+                os.close(_HELD.pop(path))
+
+
 def open_nonblocking(path: str, flags: int) -> int:
-    """An ``opener`` for :func:`open` that waits at most 2 s for a FIFO's reader (a plain open waits forever)."""
+    """An ``opener`` for :func:`open` that waits at most 2 s for a FIFO's reader (a plain open waits forever);
+    a FIFO :func:`fifos_opened` holds, at once."""
+    if (fd := _HELD.pop(path, None)) is not None:
+        return fd
     for _ in range(100):  # 100 x 20 ms for a reader started beside us: ``cat fifo & tensorlang ... -o fifo``
         try:
             fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)

@@ -320,41 +320,42 @@ class StrandRun(Unpicklable):
             _check_distinct(targets + [(f"a snapshot of output {n}", s) for n, pre in prefixes.items() for _, p in targets if (s := _snapshot_of(pre, p)) != pre], "file")
             _check_distinct([(f"a snapshot of output {name}", path) for name, prefix in prefixes.items() for _, file in read
                              if same_file(file, path := _snapshot_of(prefix, file))], "file", read)
-        say = _Progress(err, opts.verbose)
-        if opts.verbose:
-            say.line("initializing inputs and creating strands ...")
+        with nrrd_out.fifos_opened(targets):  # (a FIFO no process reads: refused before the run)
+            say = _Progress(err, opts.verbose)
+            if opts.verbose:
+                say.line("initializing inputs and creating strands ...")
 
-        def snap(step: int, res: Result) -> None:
-            if (0 in res.grid_shape) if res.grid_shape is not None else any(len(v) == 0 for v in res.values()):
-                return  # no strand alive (or a grid of none): NRRD holds no empty arrays
-            nrrd_out.write_all(prefixes, self.outputs, dict(res), self.grid, say.line, step)
+            def snap(step: int, res: Result) -> None:
+                if (0 in res.grid_shape) if res.grid_shape is not None else any(len(v) == 0 for v in res.values()):
+                    return  # no strand alive (or a grid of none): NRRD holds no empty arrays
+                nrrd_out.write_all(prefixes, self.outputs, dict(res), self.grid, say.line, step)
 
-        started = time.perf_counter()
-        with pointing_into(self.source):  # a run-time error at a position points into the program's text
-            res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
-                            lambda text: say.line(f"tensorlang: note: {text}"))
-        seconds = time.perf_counter() - started
-        say.done()
-        if res.printed and opts.print_to == "-":
-            out.write(res.printed)
-        elif opts.print_to != "-":  # (written though empty: Diderot's executables open it at the start)
-            write_text_file(opts.print_to, res.printed, "the printed output to")
-        if res.active and (opts.verbose or not opts.limit):
-            why = f"the default cap of {options.DEFAULT_LIMIT} super-steps" if not opts.limit else "the step limit"
-            hint = "; -l N sets the limit" if not opts.limit else ""
-            say.line(f"stopped at {why}: {res.active} strand{'s' if res.active != 1 else ''} still active{hint}")
-        if opts.verbose:
-            say.line(f"done: {res.steps} steps, in {seconds:.3f} seconds; {res.stable} stable strands")
-        elif opts.timing:
-            out.write(f"usr={seconds:.6f}\n")
-        empty_grid = self.grid and 0 in (res.grid_shape or ())  # an empty range: Teem reads no axis of size 0
-        if empty_grid or not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
-            say.line("no stable strands at termination, so no output")
-            return 1
-        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)
-        if opts.verbose:
-            say.line("wrote " + ", ".join(map(shown_name, written)))
-        return 0
+            started = time.perf_counter()
+            with pointing_into(self.source):  # a run-time error at a position points into the program's text
+                res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
+                                lambda text: say.line(f"tensorlang: note: {text}"))
+            seconds = time.perf_counter() - started
+            say.done()
+            if res.printed and opts.print_to == "-":
+                out.write(res.printed)
+            elif opts.print_to != "-":  # (written though empty: Diderot's executables open it at the start)
+                write_text_file(opts.print_to, res.printed, "the printed output to")
+            if res.active and (opts.verbose or not opts.limit):
+                why = f"the default cap of {options.DEFAULT_LIMIT} super-steps" if not opts.limit else "the step limit"
+                hint = "; -l N sets the limit" if not opts.limit else ""
+                say.line(f"stopped at {why}: {res.active} strand{'s' if res.active != 1 else ''} still active{hint}")
+            if opts.verbose:
+                say.line(f"done: {res.steps} steps, in {seconds:.3f} seconds; {res.stable} stable strands")
+            elif opts.timing:
+                out.write(f"usr={seconds:.6f}\n")
+            empty_grid = self.grid and 0 in (res.grid_shape or ())  # an empty range: Teem reads no axis of size 0
+            if empty_grid or not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
+                say.line("no stable strands at termination, so no output")
+                return 1
+            written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)
+            if opts.verbose:
+                say.line("wrote " + ", ".join(map(shown_name, written)))
+            return 0
 
 
 def _found(path: str, base_dirs: Sequence[str]) -> str:

@@ -5,8 +5,10 @@ into Python closures; values are Python scalars and strings, numpy arrays (tenso
 from __future__ import annotations
 
 import functools
+import io
 import itertools
 import math
+import re
 import sys
 import threading
 import warnings
@@ -968,8 +970,9 @@ class Runtime:
         cast = {"int": int, "bool": bool}.get(elem.kind if elem is not None else "", float)
         if isinstance(value, str):
             # an NRRD of N items, NRRD axis 0 fastest: the other axes hold an item's components, row-major
-            data = _read_items(file_path(value, self.base_dir))
-            check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
+            per, what = max(1, components(elem)), f"the sequence file {value!r}"
+            data = _read_items(file_path(value, self.base_dir), lambda n: check_allocation(n // per, item_bytes(elem), what))
+            check_allocation(data.size // per, item_bytes(elem), what)
             size = int(np.prod(elem.shape)) if elem is not None and elem.kind == "tensor" else 1
             if data.ndim == 1 and size > 1 and len(data) == size:  # one item in a 1-D file (a line of text), as Diderot's
                 data = data.reshape(size, 1)
@@ -978,10 +981,10 @@ class Runtime:
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
-            got = tuple(cast(x) if cast is not int or np.isfinite(x) else float(x) for x in np.ravel(data, order="F"))
+            got = np.ravel(data, order="F").tolist()  # (an int's 1.5 refused, as a Python list's is: it was cut to 1)
             if cast is int and (bad := next((n for n in got if not is_int64(n)), None)) is not None:
                 raise error("input", f"{value!r} holds {bad:.6g}, no 64-bit int ({elem})")  # (was an OverflowError)
-            return got
+            return tuple(map(cast, got))
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
             return tuple(np.array(x) for x in arr)
@@ -1143,27 +1146,35 @@ class Runtime:
 MAX_TEXT_BYTES = 1 << 28
 
 
-def _read_items(path: str) -> np.ndarray:
-    """A sequence file's samples, the fastest axis first: NRRD, text (one item a line) or ``.npy`` (reversed)."""
+def _read_items(path: str, bound: Callable[[int], object]) -> np.ndarray:
+    """A sequence file's samples, the fastest axis first: NRRD, text (one item a line) or ``.npy`` (reversed);
+    ``bound`` called with (at most) the number of numbers before they are read (it raises to refuse)."""
     from ...sampling.image import _load_npy, _regular_file, read_nrrd  # regular files, headers checked first
     try:
         if path.lower().endswith(".npy"):
-            return np.asarray(_load_npy(path), dtype=np.float64).T
+            return np.asarray(_load_npy(path, bound), dtype=np.float64).T
         size = _regular_file(path)
-        with open(path, "rb") as f:
-            magic = f.read(4)
-        if magic != b"NRRD":  # a plain text file: one item a line, or one line of numbers (1-D), as Teem reads it
-            if size > MAX_TEXT_BYTES:
+        with open(path, "rb") as f:  # (once: its first bytes say what it is)
+            text = f.read(4)
+            text += f.read(MAX_TEXT_BYTES + 1 - len(text)) if text != b"NRRD" and size <= MAX_TEXT_BYTES else b""
+        if text[:4] != b"NRRD":  # a plain text file: one item a line, or one line of numbers (1-D), as Teem reads it
+            if (size := max(size, len(text))) > MAX_TEXT_BYTES:  # (what was read, too: it grew since)
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
+            text = text.replace(b",", b" ")  # (commas separate numbers too, as in Teem: "1,2" is 1 2)
+            bound((b" " + text.translate(_WORDS)).count(b" x"))  # (at most the numbers it holds)
             with warnings.catch_warnings():  # (numpy's "input contained no data", into tensorlang's source line)
                 warnings.simplefilter("ignore")
-                with open(path, "rb") as f:  # (commas separate numbers too, as in Teem: "1,2" is 1 2)
-                    lines = f.read().replace(b",", b" ").decode("latin-1").splitlines()
-                rows = np.loadtxt(lines, dtype=np.float32, ndmin=2).astype(np.float64)  # floats, as Teem
+                lines = io.StringIO(text.decode("latin-1"))
+                try:
+                    rows = np.loadtxt(lines, dtype=np.float32, ndmin=2)  # floats, as Teem
+                except ValueError:  # a hex number (0x10, 0x1p3), as C's strtod reads it for Teem: the slow way
+                    lines.seek(0)
+                    rows = np.loadtxt(lines, dtype=np.float32, ndmin=2, converters=_c_number)
+                rows = rows.astype(np.float64)
             if not rows.size:  # (it was "holds items of sizes [1]")
                 raise error("input", f"sequence file {path!r} holds no numbers (an empty file, or only comments)")
             return rows[0] if len(rows) == 1 else rows.T
-        data, _ = read_nrrd(path)
+        data, _ = read_nrrd(path, bound=bound)
     except TensorLangError:
         raise
     except MemoryError:
@@ -1173,6 +1184,15 @@ def _read_items(path: str) -> np.ndarray:
     if np.asarray(data).dtype.kind not in "iufb":
         raise error("input", f"sequence file {path!r} holds {np.asarray(data).dtype} data, not numbers")
     return np.asarray(data)
+
+
+#: blanks to " ", anything else to "x": a text's words are then its " x" (after a leading " "), counted with no word made
+_WORDS = bytes(32 if c in b" \t\n\r\v\f" else 120 for c in range(256))
+
+
+def _c_number(word: str) -> float:
+    """A number as C's strtod reads it (Teem's text reader): Python's, or hexadecimal (``0x10``, ``-0x1p3``)."""
+    return float.fromhex(word) if re.fullmatch(r"\s*[-+]?0[xX][0-9a-fA-F.]+([pP][-+]?\d+)?\s*", word) else float(word)
 
 
 def create(rt: Runtime):

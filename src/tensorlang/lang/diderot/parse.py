@@ -43,13 +43,21 @@ def _diff_op(text: str) -> str:
     return _CANON.get(text, text)
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v"}  # (others: the character)
+_ESCAPES = {"n": "\n", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v", "\\": "\\", '"': '"'}
 
 
 def _unquote(tok: Token) -> str:
-    """A string literal's text: C's escapes, ``\\ddd`` a decimal code (two digits at the end); up to a NUL, as in C."""
-    return re.sub(r"\\(\d{3}|\d\d\Z|.)", lambda m: chr(int(m[1])) if len(m[1]) > 1 else _ESCAPES.get(m[1], m[1]),
-                  str(tok)[1:-1], flags=re.S).split("\0", 1)[0]
+    """A string literal's text as diderotc's lexer reads it: the escapes of _ESCAPES and ``\\ddd`` a byte's
+    decimal code (0..255: one past 255, or any other backslash, is error[syntax], where diderotc refused it or
+    crashed); up to a NUL, as in C.  A byte past 127 is the executable's byte: a character where the bytes make
+    UTF-8 (``"\\195\\169"`` is é), else surrogateescape's, which the printed text writes back as that byte."""
+    def one(m: re.Match) -> str:
+        if m[1] in _ESCAPES or m[1].isdigit() and len(m[1]) == 3 and int(m[1]) < 256:
+            return _ESCAPES.get(m[1]) or chr(int(m[1]) if int(m[1]) < 128 else 0xDC00 + int(m[1]))
+        raise error("syntax", f"string literal {str(tok)[:40]}: the escape \\{m[1]} is none of Diderot's (\\n, \\t, "
+                              "\\a, \\b, \\f, \\r, \\v, \\\\, \\\", or \\ddd: a byte's decimal code, 000 to 255)", _tok(tok))
+    text = re.sub(r"\\(\d{1,3}|.)", one, str(tok)[1:-1], flags=re.S).split("\0", 1)[0]
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
 
 
 _int = lark_support.integer

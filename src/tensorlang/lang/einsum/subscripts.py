@@ -81,6 +81,9 @@ def numpy_refusal(exc: Exception, operands: tuple = ()) -> Exception:
         args = exc.args
         text = args[0] % args[1:] if len(args) > 1 and isinstance(args[0], str) and args[0].count("%s") == len(args) - 1 \
             else " ".join(map(str, args)) if args else type(exc).__name__
+    if isinstance(exc, UnicodeEncodeError) and isinstance(exc.object, str):  # numpy's ascii codec read the subscripts
+        return EinsumError(f"einsum: the subscripts have the character {exc.object[exc.start]!r}; subscripts are "
+                           "letters a-z and A-Z, with ',' between operands, '->' before the output and '...'")
     if isinstance(exc, ValueError) and ("too large" in text or "too big" in text):
         return EinsumTooLargeError(f"einsum: {text} (numpy.einsum's check)")
     for base, ours in ((ValueError, EinsumError), (TypeError, EinsumTypeError), (KeyError, EinsumKeyError),

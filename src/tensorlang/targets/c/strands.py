@@ -58,8 +58,8 @@ _FAILING = ("tl_idiv", "tl_imod", "tl_ichk", "tl_schk", "tl_ar_new", "tl_ar_cat"
 
 
 def c_string(text: str) -> str:
-    """``text`` as a C literal of its UTF-8 bytes, octal escapes but for printable ASCII (no trigraph ``??/``, no hex escape joining the next letters)."""
-    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'"\\?' else f"\\{b:03o}" for b in text.encode("utf-8", "surrogatepass")) + '"'
+    """``text`` as a C literal of its UTF-8 bytes (surrogateescape's: their bytes), octal escapes but for printable ASCII (no trigraph ``??/``, no hex escape joining the next letters)."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'"\\?' else f"\\{b:03o}" for b in text.encode("utf-8", "surrogateescape")) + '"'
 
 
 def _where(at: tuple[int, int]) -> str:

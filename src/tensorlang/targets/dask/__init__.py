@@ -125,12 +125,12 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
         if not isinstance(value, da.Array):
             limits.refuse_masked(value, f"input {name!r}")
             value = np.asarray(value)
-        if value.dtype.kind not in "biuf":  # (an object array was dask's NotImplementedError: error[internal])
+            if value.dtype.kind in "biuf":  # (else refused below, unchunked: an object array was dask's NotImplementedError)
+                along = (check_chunks(chunks, value.shape[positions[name]])
+                         if name == first and chunks is not None else "auto")
+                value = da.from_array(value, chunks={positions[name]: along} if along != "auto" else "auto")
+        if value.dtype.kind not in "biuf":
             raise error("input", f"input {name!r} has dtype {value.dtype}; expected real numbers ({dtype})")
-        if not isinstance(value, da.Array):
-            along = (check_chunks(chunks, value.shape[positions[name]])
-                     if name == first and chunks is not None else "auto")
-            value = da.from_array(np.asarray(value), chunks={positions[name]: along} if along != "auto" else "auto")
         arrays[name] = value
     along = arrays[first].chunks[positions[first]]
     along = tuple(n for n in along if n > 0) or along  # a filter's empty chunks: no kernel binds a size of 0
