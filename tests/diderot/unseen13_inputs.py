@@ -17,11 +17,20 @@ from pathlib import Path
 import agreement
 import unseen9_inputs
 import unseen10_inputs
+from unseen8_inputs import write
 
 PROGRAMS = Path(__file__).parent / "more" / "unseen13"
 STORED = PROGRAMS / "diderotc.json"
 
-make, written = agreement.input_files(unseen10_inputs.make)  # img2, vol, vec2, mat2, vec3, mat3, line, rs
+
+
+def _build(f: Path) -> None:
+    unseen10_inputs.make(f)  # img2, vol, vec2, mat2, vec3, mat3, line, rs
+    write(f / "p3.nrrd", [[0.3 * i - 1.2, 0.2 * ((i * 3) % 7) - 0.6, 0.15 * i * i - 0.9] for i in range(8)],
+          ["kinds: 3-vector list"], t="double")
+
+
+make, written = agreement.input_files(_build)  # every input file of RUNS; what a run wrote
 
 
 def _runs(prog: str, *argvs: tuple[str, list[str]]) -> list[tuple[str, str, list[str]]]:
@@ -50,6 +59,17 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("q18_repel", ("0", []), ("r", ["-np", "5", "-rad", "2"]))
     + _runs("q19_heronnan", ("0", []), ("e", ["-eps", "0", "-cap", "8"]))
     + _runs("q20_plot1d", ("0", []), ("r", ["-res", "7", "-x0", "1.75", "-x1", "-2"]))
+    + _runs("q21_griddie", ("0", []), ("c", ["-cut", "0.05"]), ("l2", ["-l", "2"]))
+    + _runs("q22_globalstop", ("0", []), ("r", ["-rate", "0.9", "-tol", "0.05"]))
+    + _runs("q23_promote", ("0", []), ("k", ["-k", "7"]))
+    + _runs("q24_seqhist", ("0", []), ("g", ["-gens", "1"]), ("s1", ["-s", "1"]))
+    + _runs("q25_v1vr", ("0", []), ("n", ["-near", "0", "-far", "0.5", "-stepSz", "0.05", "-imgRes", "3"]))
+    + _runs("q26_curl3", ("0", []), ("h", ["-hs", "0.5"]))
+    + _runs("q27_outcopy", ("0", []))
+    + _runs("q28_sphere2d", ("0", []), ("r", ["-rad", "0.3", "-crowd", "2"]))
+    + _runs("q29_starts", ("0", []), ("l", ["-lvl", "0.9"]))
+    + _runs("q30_vec3seq", ("0", []))
+    + _runs("q31_startnew", ("0", []), ("d", ["-depth", "0"]), ("s", ["-step", "1.5", "-s", "1"]))
 )
 
 

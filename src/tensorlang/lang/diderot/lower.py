@@ -1370,8 +1370,6 @@ def lower(checked: Checked) -> S.StrandIR:
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
     if len({r.name for r in S.nodes((update, stabilize, start), S.Ref) if r.space[0] == "n" and r.name in L.kept}) > 8:  # (tl_ks)
         raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
-    if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
-        raise Unsupported("a start method that runs new")
     if any(q.which == "sphere" for q in S.nodes((start, stabilize if any(  # (the interpreter's snapshot)
             e.kind == "stabilize" for e in S.nodes(start or (), S.Exit)) else ()), S.Reduce)):
         raise Unsupported("a sphere query in a start method")
