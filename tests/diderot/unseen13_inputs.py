@@ -49,7 +49,8 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("q08_insideall", ("0", []))
     + _runs("q09_fieldfns", ("0", []), ("w", ["-w", "1"]))
     + _runs("q10_foreachs", ("0", []), ("n", ["-upto", "0", "-ws", "rs.nrrd"]))
-    + _runs("q11_strings", ("0", []), ("w", ["-who", "a \"b\" \\t", "-sep", " ; ", "-θ", "0.25"]))
+    + _runs("q11_strings", ("0", []), ("w", ["-who", "a \"b\" \\t", "-sep", " ; ", "-θ", "0.25"]),
+            ("u", ["-who", "Zoë → ∇F", "-sep", "·"]))
     + _runs("q12_snapmulti", ("0", []), ("s1", ["-s", "1"]), ("s2", ["-s", "2", "-l", "3", "-rate", "0.9"]))
     + _runs("q13_vrlite", ("0", []), ("o", ["-step", "0.25", "-opac", "1", "-lo", "0.5", "-hi", "0.5", "-res", "5"]))
     + _runs("q14_globalstats", ("0", []), ("h", ["-hs", "0.2", "-maxit", "12"]))
@@ -70,6 +71,11 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("q29_starts", ("0", []), ("l", ["-lvl", "0.9"]))
     + _runs("q30_vec3seq", ("0", []))
     + _runs("q31_startnew", ("0", []), ("d", ["-depth", "0"]), ("s", ["-step", "1.5", "-s", "1"]))
+    + _runs("q32_iso2dhex", ("0", []), ("i", ["-isoval", "1.0", "-stepMax", "0.05", "-maxIter", "30"]))
+    + _runs("q33_mipcam", ("0", []), ("c", ["-eye", "-5", "1", "1", "-up", "0", "0", "1", "-fov", "30", "-res", "4"]))
+    + _runs("q34_v1heron", ("0", []), ("e", ["-eps", "0.001", "-cap", "3"]))
+    + _runs("q35_globaldie", ("0", []), ("e", ["-enough", "9", "-rate", "-0.3"]))
+    + _runs("q36_inside3d", ("0", []))
 )
 
 

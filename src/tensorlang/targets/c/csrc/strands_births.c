@@ -3,8 +3,7 @@
 static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
 /* the most strands new may make in one super-step: what the memory budget leaves (the caller's) */
 static int64_t tl_bmax = INT64_MAX;
-/* a start method's births (parent -1: they join first) and those of the first step's starts, kept for its updates */
-static int tl_bstart; static int64_t tl_bkeep;
+static int tl_bstart; static int64_t tl_bkeep;  /* a start method's births (parent -1: they join first); the first step's */
 void tl_set_bmax(int64_t m) { tl_bmax = m; }
 static void tl_birth(int64_t i, const double *br, const int64_t *bi) {
     #pragma omp critical (tl_births)

@@ -60,8 +60,7 @@ static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *st
     tl_ordp = ord; tl_nl = nlive[0]; tl_status = status; tl_bstart = 1;
     for (int64_t i = from; i < n; i++) {
         int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-        if (r) status[i] = (int8_t)r; tl_claim(0, i); }
-    tl_bstart = 0;
+        if (r) status[i] = (int8_t)r; tl_claim(0, i); } tl_bstart = 0;
     int64_t k = 0, ns = 0, x = 0, dy = 0;  /* the stable, the active, then the fresh (from ..) walked as tl_steps' loop */
     for (int s = 1; TL_INDIRECT && s >= -1; s--) for (int64_t q = (x = k, 0); q < nlive[0]; q++)
         if (s < 0 ? ord[q] >= from : ord[q] < from && status[ord[q]] == s) { tmp[k++] = ord[q]; ns += s == 1; }
@@ -137,8 +136,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
                  int64_t *ord, int64_t *nlive, int64_t *rank) {
     int64_t s = 0, active = 0;
     tl_err_reset();
-    tl_nb = tl_bkeep; tl_bkeep = 0;  /* births left by a step that failed (the caller raised) are dropped; the first
-                                        step's start methods' are kept: they join after its updates, as the interpreter's */
+    tl_nb = tl_bkeep; tl_bkeep = 0;  /* births a failed step left are dropped; the first step's start methods' kept */
     tl_status = status;
     *pending = 0;
     tl_count(status, n, &active, &tl_ndead);
