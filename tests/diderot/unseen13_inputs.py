@@ -76,6 +76,7 @@ RUNS: list[tuple[str, str, list[str]]] = (
     + _runs("q34_v1heron", ("0", []), ("e", ["-eps", "0.001", "-cap", "3"]))
     + _runs("q35_globaldie", ("0", []), ("e", ["-enough", "9", "-rate", "-0.3"]))
     + _runs("q36_inside3d", ("0", []))
+    + _runs("q37_jacevals", ("0", []))
 )
 
 
