@@ -199,6 +199,49 @@ def test_a_start_method_that_runs_new_runs_in_c(start, update, glob):
         agree(p, {"n": n})
 
 
+#: strand parameters of sequences of any length: given at creation, handed on by new (grown by @), read by the
+#: initializers, the update's foreach and length; one read only by an initializer (no state row: _unstored_params)
+SEQ_PARAMS = ["""#version 2.0
+input int n = 4;
+strand S (int i, real[] w, int[] tags) {
+  output real tot = 0.0;
+  output int nt = length(tags);
+  output real[] keep = w;
+  int age = 0;
+  update {
+    age += 1;
+    foreach (real x in w) { tot += x; }
+    if (age == 1 && length(w) < 3 && i < 10) { new S(i + 10, w @ real(i), tags @ age); }
+    if (age == 2 && i % 2 == 0 && i < 10) { new S(i + 20, {0.25}, {i, i}); }
+    if (i % 3 == 2 && age == 1) { die; }
+    keep = keep @ tot;
+    if (age >= 2) { stabilize; }
+  }
+}
+create_collection { S(i, {real(i), 0.5}, {i}) | i in 0..(n - 1) }
+""", """#version 2.0
+input int n = 3;
+strand S (int i, real[] w) {
+  output real first = w[0] if length(w) > 0 else -1.0;
+  output int len = length(w);
+  update { stabilize; }
+}
+create_collection { S(i, {0.5 * real(i), 1.0, 2.0}) | i in 0..n }
+"""]
+
+
+@pytest.mark.parametrize("text", SEQ_PARAMS, ids=["new", "initializer"])
+@pytest.mark.slow
+@needs_cc
+def test_a_strand_parameter_of_a_sequence_of_any_length_runs_in_c(text):
+    """Each such parameter is a kept block of the strand (its creation keeps the argument; new keeps a copy the new
+    strand owns); C left these programs to the interpreter. Both agree with diderotc's executables (more/unseen13/q24)."""
+    p = _prog(text)
+    assert strand_plan(p.checked)[1] is None
+    for n in (4, 0):
+        agree(p, {"n": n})
+
+
 def test_a_sphere_query_in_a_start_method_finds_the_strands_as_created_and_falls_back():
     """As diderotc's: the neighbours of the living strands as the step found them, before any start method ran
     (the start methods print what diderotc's executable printed); the C executor leaves it to the interpreter

@@ -22,9 +22,9 @@ DIFFERENT: dict[str, str] = {
              "began, which they never had (stale values of earlier strands; zeros in a fresh slot); tensorlang "
              "writes them as they were made (docs/diderot-language.md: the step's other changes are dropped in both)",
 }
-#: the C runs (a build each, so few; every run agreed in C when the round was made but q24's, whose strand parameter
-#: real[] the C executor leaves to the interpreter): q31's start methods run new (they fell back before)
-_C_RUNS = ("q01_0", "q15_0", "q31_0", "q31_s")
+#: the C runs (a build each, so few; every run agreed in C when the round was made): q24's strand parameter real[]
+#: and q31's start methods that run new fell back to the interpreter before
+_C_RUNS = ("q01_0", "q24_s1", "q31_0", "q31_s")
 
 
 class _Round:  # the inputs module, its runs cut to those this file runs on each executor
