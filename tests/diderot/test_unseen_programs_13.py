@@ -22,7 +22,7 @@ DIFFERENT: dict[str, str] = {
              "began, which they never had (stale values of earlier strands; zeros in a fresh slot); tensorlang "
              "writes them as they were made (docs/diderot-language.md: the step's other changes are dropped in both)",
 }
-#: the C runs (a build each, so few; every run agreed in C when the round was made): q24's strand parameter real[]
+#: the C runs (a build each, so few; q01_0, the slowest in the interpreter, runs in C only; every run agreed in C when the round was made): q24's strand parameter real[]
 #: and q31's start methods that run new fell back to the interpreter before
 _C_RUNS = ("q01_0", "q24_s1", "q31_0", "q31_s")
 
@@ -34,5 +34,5 @@ class _Round:  # the inputs module, its runs cut to those this file runs on each
 
 
 test_every_run_has_its_stored_outputs = round_tests(unseen13_inputs, DIFFERENT)[1]
-_, _, test_the_interpreter_prints_and_writes_what_diderotc_does, _ = round_tests(unseen13_inputs, DIFFERENT)
+_, _, test_the_interpreter_prints_and_writes_what_diderotc_does, _ = round_tests(_Round(lambda n: n != "q01_0"), DIFFERENT)
 _, _, _, test_the_c_executor_prints_and_writes_what_diderotc_does = round_tests(_Round(lambda n: n in _C_RUNS), DIFFERENT)
