@@ -161,8 +161,8 @@ class Lowerer:
         self.counts = {f: f"#{f}" for f in _COUNTS if any(isinstance(x, A.Apply) and getattr(x.func, "name", "") == f for x in A.walk(
             (*checked.program.strand.state, *checked.program.create.args)))}
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
-        #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
-        self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
+        #: the state's (and parameters') sequences of any length (a slot holds its kept block: tl_ar_keep), in a method their locals
+        self.kept = {n: ty for n, ty in [*((p.name, from_syntax(p.type)) for p in checked.program.strand.params), *checked.state.items()] if _dynamic(ty)}
         self.dstate: dict[str, LSeq] = {}
 
     # ---- helpers
@@ -1142,16 +1142,13 @@ class Lowerer:
     def s_New(self, s):
         if self.c.program.create.grid:
             raise Unsupported("new strands in a grid")
-        items = [x for prm, a in zip(self.c.program.strand.params, s.args) for ty in (from_syntax(prm.type),)
-                 for x in ([self.kept_copy(a, ty)] if _dynamic(ty) else _as(self.expr(a), _scalar(ty)).flat())]
+        items: list = []
+        for prm, a in zip(self.c.program.strand.params, s.args):  # (one of any length: a copy in a new block the new strand owns)
+            q = self.share_seq(self.as_seq(a, ty)) if _dynamic(ty := from_syntax(prm.type)) else None
+            items += [self.local(S.Call("tl_ar_keep", (_const(0, "int"), q.base, q.n, _const(max(1, int(np.prod(q.item))), "int")), "int", _at(a)))] if q else _as(self.expr(a), _scalar(ty)).flat()
         items += [self.count(f).flat()[0] for f in self.counts]  # (the counts its state initializer reads)
         self.births = True
         self.emit(S.New(tuple(items)))
-
-    def kept_copy(self, e, ty: Ty):
-        """A new kept block holding the sequence ``e`` (a new strand's parameter of any length: the strand owns it)."""
-        return self.local(S.Call("tl_ar_keep", (_const(0, "int"), (q := self.share_seq(self.as_seq(e, ty))).base, q.n,
-                                                _const(max(1, int(np.prod(q.item))), "int")), "int", _at(e)))
 
     def s_Return(self, s):
         if self.ret is None:
@@ -1338,8 +1335,7 @@ def lower(checked: Checked) -> S.StrandIR:
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     state_tys[len(strand.params):len(strand.params)] = [(h, Ty("int")) for h in L.counts.values()]
-    L.kept.update(dyn := {prm.name: t for prm in strand.params if _dynamic(t := from_syntax(prm.type))})  # (a kept block each)
-    n_params = sum(1 if prm.name in dyn else _size(from_syntax(prm.type)) for prm in strand.params) + len(L.counts)
+    n_params = sum(1 if prm.name in L.kept else _size(from_syntax(prm.type)) for prm in strand.params) + len(L.counts)
     state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
     names = [it.name for it in p.create.iters]  # (i' is no C name; of two iterators of one name the first is bound)
@@ -1354,11 +1350,10 @@ def lower(checked: Checked) -> S.StrandIR:
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
         L.scopes[0].setdefault(it.name, bound)
     for prm, arg in zip(strand.params, p.create.args):
-        L.keep(prm.name, L.as_seq(arg, dyn[prm.name]), _const(0, "int"), _at(arg)) if prm.name in dyn else \
-            L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
+        L.keep(prm.name, L.as_seq(arg, L.kept[prm.name]), _const(0, "int"), _at(arg)) if prm.name in L.kept else L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
     create = tuple(L.out)
     L.scopes, L.out, L.probes, L.dstate = [{}], [], {}, {}
-    L.load_kept(None, set(dyn))  # (a new strand's initializers read its parameters from their blocks)
+    L.load_kept(None, {prm.name for prm in strand.params})  # (a new strand's initializers read its parameters' blocks)
     for sv in strand.state:
         if (ty := L.kept.get(sv.name)) is not None:
             L.keep(sv.name, L.as_seq(sv.init, ty) if sv.init is not None else L.to_lseq(EMPTY, ty), _const(0, "int"))

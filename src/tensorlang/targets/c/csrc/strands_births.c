@@ -1,9 +1,7 @@
-// strands_births.c: the buffer of the strands new makes (strands.py); follows strands_prelude.h, TL_NBR and
-// TL_NBI defined (a new strand's real and int parameters); see docs/diderot-compiled.md.
-static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
-/* the most strands new may make in one super-step: what the memory budget leaves (the caller's) */
+// strands_births.c: the buffer of the strands new makes (strands.py); follows strands_prelude.h, TL_NBR and TL_NBI defined (a new strand's real and int parameters); see docs/diderot-compiled.md.
+static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br; static int tl_bstart; static int64_t tl_bkeep;
+/* the most strands new may make in one super-step (what the memory budget leaves); tl_bstart: in a start method (parent -1) */
 static int64_t tl_bmax = INT64_MAX;
-static int tl_bstart; static int64_t tl_bkeep;  /* a start method's births (parent -1: they join first); the first step's */
 void tl_set_bmax(int64_t m) { tl_bmax = m; }
 static void tl_birth(int64_t i, const double *br, const int64_t *bi) {
     #pragma omp critical (tl_births)

@@ -79,7 +79,7 @@ void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int6
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
 #if TL_START  /* (a bulk-synchronous program's first super-step runs the start methods: it runs, its global block too, though they left none active) */
-    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = TL_BSP && n > 0; tl_bkeep = tl_nb;
+    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = TL_BSP && n > 0; tl_bkeep = tl_nb;  /* (kept for the first step) */
 #endif
     (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)rank; *err = tl_err_settle();
 }
