@@ -161,8 +161,8 @@ class Lowerer:
         self.counts = {f: f"#{f}" for f in _COUNTS if any(isinstance(x, A.Apply) and getattr(x.func, "name", "") == f for x in A.walk(
             (*checked.program.strand.state, *checked.program.create.args)))}
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
-        #: the state's sequences of any length (a slot holds its kept block: tl_ar_keep) and, in a method, their locals
-        self.kept = {n: ty for n, ty in checked.state.items() if _dynamic(ty)}
+        #: the state's (and parameters') sequences of any length (a slot holds its kept block: tl_ar_keep), in a method their locals
+        self.kept = {n: ty for n, ty in [*((p.name, from_syntax(p.type)) for p in checked.program.strand.params), *checked.state.items()] if _dynamic(ty)}
         self.dstate: dict[str, LSeq] = {}
 
     # ---- helpers
@@ -1069,9 +1069,9 @@ class Lowerer:
             self.emit(S.Set("l", x.name, y))
         self.emit(S.Set("s", name, S.Call("tl_ar_keep", (h, q.base, q.n, c), "int", at)))
 
-    def load_kept(self, body) -> None:
+    def load_kept(self, body, named: set[str] | None = None) -> None:
         """A method's start: the state's sequences of any length it names copied into the arena (their locals)."""
-        named = {n.name for n in A.walk(body) if isinstance(n, (A.Var, A.Assign))}
+        named = {n.name for n in A.walk(body) if isinstance(n, (A.Var, A.Assign))} if named is None else named
         self.dstate = {name: LSeq(self.local(S.Call("tl_ar_kget", (S.Ref("s", name, "int"), _const(max(1, _size(elem(ty))), "int")), "int")),
                                   self.local(S.Call("tl_kp_len", (S.Ref("s", name, "int"),), "int")), _shape(elem(ty)), _scalar(elem(ty)))
                        for name, ty in self.kept.items() if name in named}
@@ -1144,8 +1144,10 @@ class Lowerer:
     def s_New(self, s):
         if self.c.program.create.grid:
             raise Unsupported("new strands in a grid")
-        items = [x for prm, a in zip(self.c.program.strand.params, s.args)
-                 for x in _as(self.expr(a), _scalar(from_syntax(prm.type))).flat()]
+        items: list = []
+        for prm, a in zip(self.c.program.strand.params, s.args):  # (one of any length: a copy in a new block the new strand owns)
+            q = self.share_seq(self.as_seq(a, ty)) if _dynamic(ty := from_syntax(prm.type)) else None
+            items += [self.local(S.Call("tl_ar_keep", (_const(0, "int"), q.base, q.n, _const(max(1, int(np.prod(q.item))), "int")), "int", _at(a)))] if q else _as(self.expr(a), _scalar(ty)).flat()
         items += [self.count(f).flat()[0] for f in self.counts]  # (the counts its state initializer reads)
         self.births = True
         self.emit(S.New(tuple(items)))
@@ -1335,7 +1337,7 @@ def lower(checked: Checked) -> S.StrandIR:
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     state_tys[len(strand.params):len(strand.params)] = [(h, Ty("int")) for h in L.counts.values()]
-    n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params) + len(L.counts)
+    n_params = sum(1 if prm.name in L.kept else _size(from_syntax(prm.type)) for prm in strand.params) + len(L.counts)
     state_slots = [S.Slot(name, "int") if _dynamic(ty) else S.Slot(name if not _shape(ty) else f"{name}.{k}", st)
                    for name, ty in state_tys for st in (_scalar(ty),) for k in range(1 if _dynamic(ty) else _size(ty))]
     names = [it.name for it in p.create.iters]  # (i' is no C name; of two iterators of one name the first is bound)
@@ -1350,9 +1352,10 @@ def lower(checked: Checked) -> S.StrandIR:
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
         L.scopes[0].setdefault(it.name, bound)
     for prm, arg in zip(strand.params, p.create.args):
-        L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
+        L.keep(prm.name, L.as_seq(arg, L.kept[prm.name]), _const(0, "int"), _at(arg)) if prm.name in L.kept else L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
     create = tuple(L.out)
-    L.scopes, L.out, L.probes = [{}], [], {}
+    L.scopes, L.out, L.probes, L.dstate = [{}], [], {}, {}
+    L.load_kept(None, {prm.name for prm in strand.params})  # (a new strand's initializers read its parameters' blocks)
     for sv in strand.state:
         if (ty := L.kept.get(sv.name)) is not None:
             L.keep(sv.name, L.as_seq(sv.init, ty) if sv.init is not None else L.to_lseq(EMPTY, ty), _const(0, "int"))
@@ -1372,8 +1375,6 @@ def lower(checked: Checked) -> S.StrandIR:
     start = method(next((b for name, b in strand.methods if name in ("start", "initialize")), None), "strand")
     if len({r.name for r in S.nodes((update, stabilize, start), S.Ref) if r.space[0] == "n" and r.name in L.kept}) > 8:  # (tl_ks)
         raise Unsupported("more than 8 sequences of any length of the strand state that queries read")
-    if S.nodes(start or (), S.New, most=0):  # (they would join after the next step's update loop, before its births)
-        raise Unsupported("a start method that runs new")
     if any(q.which == "sphere" for q in S.nodes((start, stabilize if any(  # (the interpreter's snapshot)
             e.kind == "stabilize" for e in S.nodes(start or (), S.Exit)) else ()), S.Reduce)):
         raise Unsupported("a sphere query in a start method")

@@ -940,8 +940,8 @@ class Run:
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
                                 self._p("int64_t *", bi))
         self._ptrs = {}  # (these arrays, and the state arrays replaced below, are not kept)
-        # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
-        order = np.lexsort((seq, self.rank[par] if self.indirect else par))
+        # in a permuted run, parents in the order they updated (their rank), as Diderot appends them; a start's (parent -1) first
+        order = np.lexsort((seq, np.where(par < 0, -1, self.rank[np.maximum(par, 0)]) if self.indirect else par))
         n0, n1 = self.n, self.n + nb
         R, I = (np.pad(table, ((0, 0), (0, nb))) for table in (self.R, self.I))  # (the new strands' columns zeros)
         for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros

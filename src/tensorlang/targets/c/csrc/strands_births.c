@@ -1,7 +1,6 @@
-// strands_births.c: the buffer of the strands new makes (strands.py); follows strands_prelude.h, TL_NBR and
-// TL_NBI defined (a new strand's real and int parameters); see docs/diderot-compiled.md.
-static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
-/* the most strands new may make in one super-step: what the memory budget leaves (the caller's) */
+// strands_births.c: the buffer of the strands new makes (strands.py); follows strands_prelude.h, TL_NBR and TL_NBI defined (a new strand's real and int parameters); see docs/diderot-compiled.md.
+static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br; static int tl_bstart; static int64_t tl_bkeep;
+/* the most strands new may make in one super-step (what the memory budget leaves); tl_bstart: in a start method (parent -1) */
 static int64_t tl_bmax = INT64_MAX;
 void tl_set_bmax(int64_t m) { tl_bmax = m; }
 static void tl_birth(int64_t i, const double *br, const int64_t *bi) {
@@ -17,7 +16,7 @@ static void tl_birth(int64_t i, const double *br, const int64_t *bi) {
             if (p && q && r && t) tl_bcap = cap; else tl_err_flag = 3;
         }
         if (tl_nb < tl_bcap && tl_nb < tl_bmax) {
-            tl_bpar[tl_nb] = i; tl_bseq[tl_nb] = tl_bctr++;
+            tl_bpar[tl_nb] = tl_bstart ? -1 : i; tl_bseq[tl_nb] = tl_bctr++;
             memcpy(tl_br + tl_nb * TL_NBR, br, sizeof(double) * TL_NBR); memcpy(tl_bi + tl_nb * TL_NBI, bi, sizeof(int64_t) * TL_NBI);
             tl_nb++;
         }

@@ -57,10 +57,10 @@ static int64_t tl_ndead, tl_fresh;  /* the dead strands, counted with the active
    interpreter); a permuted run's order then has the stable first (tmp: n cells); none queries (lower.py) */
 static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                       const tl_img *img, int64_t *ord, int64_t *nlive, int64_t *tmp) {
-    tl_ordp = ord; tl_nl = nlive[0]; tl_status = status;
+    tl_ordp = ord; tl_nl = nlive[0]; tl_status = status; tl_bstart = 1;
     for (int64_t i = from; i < n; i++) {
         int r = status[i] ? 0 : tl_start(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-        if (r) status[i] = (int8_t)r; tl_claim(0, i); }
+        if (r) status[i] = (int8_t)r; tl_claim(0, i); } tl_bstart = 0;
     int64_t k = 0, ns = 0, x = 0, dy = 0;  /* the stable, the active, then the fresh (from ..) walked as tl_steps' loop */
     for (int s = 1; TL_INDIRECT && s >= -1; s--) for (int64_t q = (x = k, 0); q < nlive[0]; q++)
         if (s < 0 ? ord[q] >= from : ord[q] < from && status[ord[q]] == s) { tmp[k++] = ord[q]; ns += s == 1; }
@@ -79,7 +79,7 @@ void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int6
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
 #endif
 #if TL_START  /* (a bulk-synchronous program's first super-step runs the start methods: it runs, its global block too, though they left none active) */
-    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = TL_BSP && n > 0;
+    tl_starts(0, n, R, I, status, gr, gi, img, ord, nlive, rank); tl_fresh = TL_BSP && n > 0; tl_bkeep = tl_nb;  /* (kept for the first step) */
 #endif
     (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)rank; *err = tl_err_settle();
 }
@@ -136,7 +136,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
                  int64_t *ord, int64_t *nlive, int64_t *rank) {
     int64_t s = 0, active = 0;
     tl_err_reset();
-    tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
+    tl_nb = tl_bkeep; tl_bkeep = 0;  /* births a failed step left are dropped; the first step's start methods' kept */
     tl_status = status;
     *pending = 0;
     tl_count(status, n, &active, &tl_ndead);
@@ -159,7 +159,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     for (; s < k && (active > 0 || tl_fresh); tl_fresh = 0) {
         if (!tl_fc_set) { tl_fc[0] = active; tl_fc[1] = n - active - tl_ndead; } tl_fc_set = 0;
 #if TL_START
-        if (nlive[1] < n) {  /* the strands new made start (lower.py: no start method runs new) */
+        if (nlive[1] < n) {  /* the strands new made start (their births join after this step's updates, first) */
             tl_starts(nlive[1], n, R, I, status, gr, gi, img, ord, nlive, rank); tl_count(status, n, &active, &tl_ndead);
             if (tl_err_flag) break; }
 #endif
