@@ -47,9 +47,10 @@ class Case:
 
 # ---------------------------------------------------------------- index-form programs
 class _IndexDraft:
-    def __init__(self, qualified: bool, max_extent: int):
+    def __init__(self, qualified: bool, max_extent: int, wild: bool = False):
         self.qualified = qualified
         self.max_extent = max_extent
+        self.wild = wild  # functions and divisors of any value, reductions of a body without their index
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.inputs: list[str] = []
         self.assigned: list[str] = []
@@ -83,7 +84,7 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
             else:
                 indices.append(draw(st.integers(1, extent)))
         return ir.Tensor(name, tuple(indices))
-    rank = draw(st.integers(1, 4))
+    rank = draw(st.integers(1, 6 if draft.wild else 4))
     indices, shape = [], []
     for _ in range(rank):
         shifted = _affine(draw, scope) if draw(st.integers(0, 6)) == 0 else None
@@ -95,7 +96,7 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
             indices.append(index)
             shape.append(scope[index])
         else:
-            extent = draw(st.integers(1, draft.max_extent))
+            extent = draw(st.integers(1, draft.max_extent if len(shape) < 4 else 2))
             indices.append(draw(st.integers(1, extent)))
             shape.append(extent)
     if must_use is not None and must_use not in indices:
@@ -161,6 +162,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind in ("add", "sub", "mul"):
         return ir.BinOp({"add": "+", "sub": "-", "mul": "*"}[kind], sub(), sub())
     if kind == "div":
+        if draft.wild and draw(st.booleans()):  # controlled division by any value: 0, ±0, ±inf, ⊥
+            return ir.BinOp("/", sub(), sub())
         if draw(st.booleans()):
             return ir.BinOp("/", sub(), ir.Const(draw(st.sampled_from([2.0, 0.5, 4.0]))))
         return ir.BinOp("/", sub(), _positive(draw, scope, depth - 1, draft))
@@ -168,6 +171,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
         return ir.Neg(sub())
     if kind == "fn":
         fn = draw(st.sampled_from(["sin", "cos", "tanh", "abs", "exp", "sqrt", "log"]))
+        if draft.wild and draw(st.booleans()):  # of negative numbers, ±0, ±inf and ⊥ too
+            return ir.Apply(fn, sub())
         if fn == "exp":
             return _positive(draw, scope, depth - 1, draft)
         if fn in ("sqrt", "log"):
@@ -194,6 +199,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
             inner[name] = draw(st.integers(1, draft.max_extent))
             index.append((name, inner[name]))
         body = index_expr(draw, inner, depth - 1, draft)
+        if draft.wild and draw(st.integers(0, 3)) == 0:  # `prod(k:3) x[i]`: N equal terms, the extent written
+            return ir.Sum(tuple(index), body) if op == "+" else ir.Reduce(op, tuple(index), body)
         for name in names:  # every summed index must index a tensor (its extent is inferred)
             if not _uses(body, name):
                 body = ir.BinOp("*", _access(draw, inner, draft, must_use=name), body)
@@ -216,15 +223,22 @@ def _nodes(e):
 
 
 @st.composite
-def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7, inout: bool | None = None):
+def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7, inout: bool | None = None,
+                   wild: bool = False):
     """A random well-typed index-form program, as an EIN program (``inout``: whether a
-    statement may assign an input, making it ``inout``; drawn when None)."""
+    statement may assign an input, making it ``inout``; drawn when None).  ``wild``: for
+    comparisons with the reference on special values, not with the rounding-bound oracle:
+    ``sqrt``, ``log``, ``exp`` and divisions of any value, reductions (``prod(k:3) x[i]``)
+    over an index their body does not read, and ranks up to 6 (the dimensions past the
+    fourth of extent 1 or 2)."""
     qualified = inout or draw(st.booleans())
     inout = qualified and (draw(st.integers(0, 2)) == 0 if inout is None else inout)
-    draft = _IndexDraft(qualified, max_extent)
+    draft = _IndexDraft(qualified, max_extent, wild)
     statements = []
     for _ in range(draw(st.integers(1, max_stmts))):
         shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
+        if wild and draw(st.integers(0, 3)) == 0:
+            shape += tuple(draw(st.lists(st.integers(1, 2), min_size=1, max_size=2)))
         same = [n for n, s in draft.shapes.items() if s == shape and not (qualified and n in draft.inputs)]
         if inout and draft.inputs and draw(st.booleans()):  # an input assigned: inout
             target = draw(st.sampled_from(draft.inputs))
