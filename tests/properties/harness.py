@@ -144,7 +144,7 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind == "access":
         return _access(draw, scope, draft)
     if kind == "number":
-        return ir.Const(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 0.25])))
+        return ir.Const(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 0.25] + ([0.0, -0.0, -2.0] if draft.wild else []))))
     if kind == "scalar":
         return ir.Tensor(draw(st.sampled_from([n for n in draft.readable() if draft.shapes[n] == ()])), ())
     if kind == "delta":
@@ -228,7 +228,7 @@ def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int
     """A random well-typed index-form program, as an EIN program (``inout``: whether a
     statement may assign an input, making it ``inout``; drawn when None).  ``wild``: for
     comparisons with the reference on special values, not with the rounding-bound oracle:
-    ``sqrt``, ``log``, ``exp`` and divisions of any value, reductions (``prod(k:3) x[i]``)
+    ``sqrt``, ``log``, ``exp`` and divisions of any value (numbers ±0 and -2 too), reductions (``prod(k:3) x[i]``)
     over an index their body does not read, and ranks up to 6 (the dimensions past the
     fourth of extent 1 or 2)."""
     qualified = inout or draw(st.booleans())

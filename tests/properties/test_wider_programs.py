@@ -480,3 +480,18 @@ def test_a_zero_taken_out_of_a_sum_keeps_the_sums_plus_zero(body, backend):
     want = tl.compile(text, backend="interp")(a=a)["y"]
     got = tl.compile(text, backend=backend)(a=a)["y"]
     assert np.array_equal(np.signbit(got), np.signbit(want)) and np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("body", ["0 - abs(x[i])", "0 - delta[1,i]", "eps[i,i] - delta[2,i]"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_zero_minus_a_value_that_is_never_minus_zero_is_plus_zero(body, backend):
+    """0 - abs(+0) and 0 - δ where δ is 0 are +0; GCC 12 folds 0.0 - fabs(x) and 0.0 - (c ?
+    1.0 : 0.0) to negations (-0) unless -frounding-math (targets/c/build.py; found by
+    test_index_programs_with_options_and_specials's zero signs: ``eps[i0,i0] - delta[1,i0]``)."""
+    if backend not in tl.available_backends():
+        pytest.skip("no C compiler")
+    text = f"in var x : [2]\nout var y : [2]\ny[i] = {body}\n"
+    x = np.array([0.0, -0.0])
+    want = tl.compile(text, backend="interp")(x=x)["y"]
+    got = tl.compile(text, backend=backend)(x=x)["y"]
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
