@@ -59,9 +59,7 @@ def _probe(command: tuple[str, ...]) -> Compiler | str:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the C compiler {command[0]!r} does not run: {exc}"
     identity = (version.stdout or version.stderr).strip().splitlines()[0:1]
-    # -frounding-math: GCC 12 folds 0.0 - fabs(x) and 0.0 - (c ? 1.0 : 0.0) to a negation, -0
-    # where IEEE (and the reference) give +0; it keeps sign-dependent folds off
-    base = ["-O3", "-std=c99", "-fPIC", "-shared", "-fno-strict-aliasing", "-frounding-math"]
+    base = ["-O3", "-std=c99", "-fPIC", "-shared", "-fno-strict-aliasing", "-frounding-math"]  # (docs/c-backend.md)
     test = "#include <math.h>\nint tl_probe(double *x) { x[0] = sqrt(x[0]); return 0; }\n"
     with tempfile.TemporaryDirectory(prefix="tensorlang-probe-") as tmp:
         src, out = Path(tmp, "probe.c"), Path(tmp, "probe.so")
