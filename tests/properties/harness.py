@@ -17,6 +17,7 @@ passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -435,7 +436,6 @@ def selects(text: str) -> bool:
     """Whether a program uses δ or ε, which the optimizer (so every compiled target) may
     treat as selectors: a ⊥ term that a zero of δ or ε multiplies may be dropped
     (docs/optimizer.md, docs/language.md "Where a compiled target may drop a ⊥")."""
-    import re
     return re.search(r"\b(delta|eps)\b", text) is not None
 
 
@@ -449,7 +449,10 @@ def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "floa
         inputs = {k: v.astype(dtype) for k, v in inputs.items()}
     reference = tl.compile(case.text, backend="interp", dtype=dtype)
     want = reference(**inputs)
-    got = tl.compile(case.text, backend=backend, dtype=dtype)(**inputs)
+    kernel = tl.compile(case.text, backend=backend, dtype=dtype)
+    got = kernel(**inputs)
+    with np.errstate(all="ignore"):  # the program the target ran, for the signs of its zeros
+        ran = interp.run(kernel.executed, {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()})
     zeroed = {k: np.where(np.isnan(v), 0.0, v).astype(np.float64) for k, v in inputs.items()}
     with np.errstate(all="ignore"):
         bounds = ein_oracle(reference.ein, zeroed)
@@ -463,6 +466,10 @@ def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "floa
         else:
             assert np.array_equal(np.isnan(ours), nan), f"{backend} {name}: undefined (NaN) entries differ"
         keep = ~nan & ~np.isnan(ours)
+        zeros = (ours == 0) & (np.asarray(ran[name]) == 0)  # ±0 as the program ran says (docs/optimizer.md)
+        if not re.search(r"\b(max|min)\(", case.text):  # max(+0, -0): either zero
+            assert np.array_equal(np.signbit(ours[zeros]), np.signbit(np.asarray(ran[name])[zeros])), \
+                f"{backend} {name}: a zero of the other sign"
         bound = np.asarray(bounds[name][1], dtype=np.float64)
         bound = np.broadcast_to(np.where(np.isfinite(bound), bound, np.inf), value.shape)
         err = np.abs(ours[keep] - value[keep])
