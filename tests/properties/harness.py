@@ -17,6 +17,7 @@ passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,9 +48,10 @@ class Case:
 
 # ---------------------------------------------------------------- index-form programs
 class _IndexDraft:
-    def __init__(self, qualified: bool, max_extent: int):
+    def __init__(self, qualified: bool, max_extent: int, wild: bool = False):
         self.qualified = qualified
         self.max_extent = max_extent
+        self.wild = wild  # functions and divisors of any value, reductions of a body without their index
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.inputs: list[str] = []
         self.assigned: list[str] = []
@@ -83,7 +85,7 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
             else:
                 indices.append(draw(st.integers(1, extent)))
         return ir.Tensor(name, tuple(indices))
-    rank = draw(st.integers(1, 4))
+    rank = draw(st.integers(1, 6 if draft.wild else 4))
     indices, shape = [], []
     for _ in range(rank):
         shifted = _affine(draw, scope) if draw(st.integers(0, 6)) == 0 else None
@@ -95,7 +97,7 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
             indices.append(index)
             shape.append(scope[index])
         else:
-            extent = draw(st.integers(1, draft.max_extent))
+            extent = draw(st.integers(1, draft.max_extent if len(shape) < 4 else 2))
             indices.append(draw(st.integers(1, extent)))
             shape.append(extent)
     if must_use is not None and must_use not in indices:
@@ -143,7 +145,7 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind == "access":
         return _access(draw, scope, draft)
     if kind == "number":
-        return ir.Const(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 0.25])))
+        return ir.Const(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 0.25] + ([0.0, -0.0, -2.0] if draft.wild else []))))
     if kind == "scalar":
         return ir.Tensor(draw(st.sampled_from([n for n in draft.readable() if draft.shapes[n] == ()])), ())
     if kind == "delta":
@@ -161,6 +163,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind in ("add", "sub", "mul"):
         return ir.BinOp({"add": "+", "sub": "-", "mul": "*"}[kind], sub(), sub())
     if kind == "div":
+        if draft.wild and draw(st.booleans()):  # controlled division by any value: 0, ±0, ±inf, ⊥
+            return ir.BinOp("/", sub(), sub())
         if draw(st.booleans()):
             return ir.BinOp("/", sub(), ir.Const(draw(st.sampled_from([2.0, 0.5, 4.0]))))
         return ir.BinOp("/", sub(), _positive(draw, scope, depth - 1, draft))
@@ -168,6 +172,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
         return ir.Neg(sub())
     if kind == "fn":
         fn = draw(st.sampled_from(["sin", "cos", "tanh", "abs", "exp", "sqrt", "log"]))
+        if draft.wild and draw(st.booleans()):  # of negative numbers, ±0, ±inf and ⊥ too
+            return ir.Apply(fn, sub())
         if fn == "exp":
             return _positive(draw, scope, depth - 1, draft)
         if fn in ("sqrt", "log"):
@@ -194,6 +200,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
             inner[name] = draw(st.integers(1, draft.max_extent))
             index.append((name, inner[name]))
         body = index_expr(draw, inner, depth - 1, draft)
+        if draft.wild and draw(st.integers(0, 3)) == 0:  # `prod(k:3) x[i]`: N equal terms, the extent written
+            return ir.Sum(tuple(index), body) if op == "+" else ir.Reduce(op, tuple(index), body)
         for name in names:  # every summed index must index a tensor (its extent is inferred)
             if not _uses(body, name):
                 body = ir.BinOp("*", _access(draw, inner, draft, must_use=name), body)
@@ -216,15 +224,22 @@ def _nodes(e):
 
 
 @st.composite
-def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7, inout: bool | None = None):
+def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7, inout: bool | None = None,
+                   wild: bool = False):
     """A random well-typed index-form program, as an EIN program (``inout``: whether a
-    statement may assign an input, making it ``inout``; drawn when None)."""
+    statement may assign an input, making it ``inout``; drawn when None).  ``wild``: for
+    comparisons with the reference on special values, not with the rounding-bound oracle:
+    ``sqrt``, ``log``, ``exp`` and divisions of any value (numbers ±0 and -2 too), reductions (``prod(k:3) x[i]``)
+    over an index their body does not read, and ranks up to 6 (the dimensions past the
+    fourth of extent 1 or 2)."""
     qualified = inout or draw(st.booleans())
     inout = qualified and (draw(st.integers(0, 2)) == 0 if inout is None else inout)
-    draft = _IndexDraft(qualified, max_extent)
+    draft = _IndexDraft(qualified, max_extent, wild)
     statements = []
     for _ in range(draw(st.integers(1, max_stmts))):
         shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
+        if wild and draw(st.integers(0, 3)) == 0:
+            shape += tuple(draw(st.lists(st.integers(1, 2), min_size=1, max_size=2)))
         same = [n for n, s in draft.shapes.items() if s == shape and not (qualified and n in draft.inputs)]
         if inout and draft.inputs and draw(st.booleans()):  # an input assigned: inout
             target = draw(st.sampled_from(draft.inputs))
@@ -421,7 +436,6 @@ def selects(text: str) -> bool:
     """Whether a program uses δ or ε, which the optimizer (so every compiled target) may
     treat as selectors: a ⊥ term that a zero of δ or ε multiplies may be dropped
     (docs/optimizer.md, docs/language.md "Where a compiled target may drop a ⊥")."""
-    import re
     return re.search(r"\b(delta|eps)\b", text) is not None
 
 
@@ -435,7 +449,10 @@ def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "floa
         inputs = {k: v.astype(dtype) for k, v in inputs.items()}
     reference = tl.compile(case.text, backend="interp", dtype=dtype)
     want = reference(**inputs)
-    got = tl.compile(case.text, backend=backend, dtype=dtype)(**inputs)
+    kernel = tl.compile(case.text, backend=backend, dtype=dtype)
+    got = kernel(**inputs)
+    with np.errstate(all="ignore"):  # the program the target ran, for the signs of its zeros
+        ran = interp.run(kernel.executed, {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()})
     zeroed = {k: np.where(np.isnan(v), 0.0, v).astype(np.float64) for k, v in inputs.items()}
     with np.errstate(all="ignore"):
         bounds = ein_oracle(reference.ein, zeroed)
@@ -449,6 +466,10 @@ def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "floa
         else:
             assert np.array_equal(np.isnan(ours), nan), f"{backend} {name}: undefined (NaN) entries differ"
         keep = ~nan & ~np.isnan(ours)
+        zeros = (ours == 0) & (np.asarray(ran[name]) == 0)  # ±0 as the program ran says (docs/optimizer.md)
+        if not re.search(r"\b(max|min)\(", case.text):  # max(+0, -0): either zero
+            assert np.array_equal(np.signbit(ours[zeros]), np.signbit(np.asarray(ran[name])[zeros])), \
+                f"{backend} {name}: a zero of the other sign"
         bound = np.asarray(bounds[name][1], dtype=np.float64)
         bound = np.broadcast_to(np.where(np.isfinite(bound), bound, np.inf), value.shape)
         err = np.abs(ours[keep] - value[keep])

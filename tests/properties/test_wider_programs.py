@@ -25,6 +25,7 @@ The quick tier draws a handful of examples; the long runs are marked slow.
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -279,7 +280,11 @@ def _check_wide(text, params, zeros, opts, seed, special, backends, lang):
             assert all(np.array_equal(cast[k], kept[k], equal_nan=True) for k in cast), f"{backend} wrote an input"
         # with infinities, the optimizer's contraction order may meet one term by term: a target
         # may be ⊥ where the program it ran is ⊥ under the reference too (docs/optimizer.md)
-        bottoms = optimizer_bottoms(kernel, cast) if has_inf and backend != "dask" else {}
+        executed = optimizer_bottoms(kernel, cast) if backend != "dask" else {}
+        bottoms = executed if has_inf else {}
+        if not zeros and re.search(r"\b(max|min)\(", text) is None:  # max(+0, -0): either zero
+            for name, value in executed.items():
+                assert_zero_signs(name, got[name], value, backend)
         for name, (want, bound) in store.items():
             want = np.asarray(want, dtype=np.float64)
             if name in bottoms:
@@ -297,6 +302,18 @@ def _check_wide(text, params, zeros, opts, seed, special, backends, lang):
             buf = cast[name].copy()
             kernel(**{**cast, name: buf}, out={name: buf})
             assert np.array_equal(buf, got[name], equal_nan=True), "in place differs from a fresh result"
+
+
+def assert_zero_signs(name, got, expected, who):
+    """Where the reference and a target are both zero, the same zero: a sum starts from +0,
+    a product's sign is its factors', controlled division keeps the dividend's zero.  The
+    reference runs the program the target ran (``Kernel.executed``): a factor the optimizer
+    takes out of a sum may be -0 where the sum as written is +0 (docs/optimizer.md, "Exact
+    on ±0", the known gap)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    both = (got == 0) & (expected == 0)
+    assert np.array_equal(np.signbit(got[both]), np.signbit(expected[both])), \
+        f"{who} {name}: a zero of the other sign\n{got}\n{expected}"
 
 
 def _inputs_for(text, params, seed, special, lang=None):
@@ -341,10 +358,19 @@ def test_wide_programs_every_target(program, opts, seed, special):
 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(program=index_programs(max_extent=5), opts=options(), seed=st.integers(0, 2**32 - 1))
-def test_index_programs_with_options_and_specials(program, opts, seed):
+@given(program=st.booleans().flatmap(lambda wild: index_programs(max_extent=5, wild=wild)), opts=options(),
+       seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.15, 0.4]))
+def test_index_programs_with_options_and_specials(program, opts, seed, special):
     text = to_text(program)
-    check_wide(text, None, False, opts, seed, 0.15, backends=("numpy", "c"))
+    check_wide(text, None, False, opts, seed, special, backends=("numpy", "c"))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=index_programs(max_extent=4, wild=True), opts=options(), seed=st.integers(0, 2**32 - 1))
+def test_wild_index_programs_numpy_quick(program, opts, seed):
+    """sqrt, log, exp and divisions of any value (negative, ±0, ±inf, ⊥), reductions over
+    an index their body does not read, ranks up to 6 (harness.index_programs, ``wild``)."""
+    check_wide(to_text(program), None, False, opts, seed, 0.3, backends=("numpy",))
 
 
 @pytest.mark.slow
@@ -439,3 +465,33 @@ def test_a_sign_taken_out_of_a_sum_keeps_the_sums_plus_zero(body, backend):
     want = tl.compile(text, backend="interp")(a=a)["y"]
     assert np.array_equal(want, [np.inf] * 3)
     assert np.array_equal(tl.compile(text, backend=backend)(a=a)["y"], want)
+
+
+@pytest.mark.parametrize("body", ["sum(k) a[k,i] * 0", "sum(k) a[k,i] * -0", "sum(k) a[k,i] * eps[i,i]"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_zero_taken_out_of_a_sum_keeps_the_sums_plus_zero(body, backend):
+    """Σ_k a[k,i]·0 is +0 for finite a (a sum starts from +0); the normal form writes it
+    0 · Σ_k a[k,i], which is -0 where Σ_k a[k,i] < 0, so it adds ``+ 0`` (found by
+    test_index_programs_with_options_and_specials's zero signs: ``sum(k4) w1[k4] * eps[i0,i0]``)."""
+    if backend not in tl.available_backends():
+        pytest.skip("no C compiler")
+    text = f"in var a : [3 2]\nout var y : [2]\ny[i] = {body}\n"
+    a = np.array([[-1.0, 2.0], [-2.0, -0.0], [0.5, np.nan]])
+    want = tl.compile(text, backend="interp")(a=a)["y"]
+    got = tl.compile(text, backend=backend)(a=a)["y"]
+    assert np.array_equal(np.signbit(got), np.signbit(want)) and np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("body", ["0 - abs(x[i])", "0 - delta[1,i]", "eps[i,i] - delta[2,i]", "-abs(x[i]) + 0"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_zero_minus_a_value_that_is_never_minus_zero_is_plus_zero(body, backend):
+    """0 - abs(+0) and 0 - δ where δ is 0 are +0; GCC 12 folds 0.0 - fabs(x), 0.0 - (c ? 1.0 :
+    0.0) and -fabs(x) + 0.0 to negations (-0): the printer writes tl_zsub/tl_zadd (found by
+    test_index_programs_with_options_and_specials's zero signs: ``eps[i0,i0] - delta[1,i0]``)."""
+    if backend not in tl.available_backends():
+        pytest.skip("no C compiler")
+    text = f"in var x : [2]\nout var y : [2]\ny[i] = {body}\n"
+    x = np.array([0.0, -0.0])
+    want = tl.compile(text, backend="interp")(x=x)["y"]
+    got = tl.compile(text, backend=backend)(x=x)["y"]
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))

@@ -206,7 +206,9 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
         for term in terms:
             out.extend(simplify_term(term, trial))
     rewritten = rebuild_polynomial(out, trial)
-    if not _never_minus_zero(rewritten) and not any(isinstance(n, ir.Sum) for n in ir.nodes(rewritten)):
+    # a zero taken out of a sum (Σ_k x_k·0 as 0·Σ_k x_k) is -0 where Σ_k x_k < 0: ``+ 0`` too
+    zero_scaled = any(m.coeff == 0.0 and not m.selected_away and (m.factors or m.sums) for m in out)
+    if not _never_minus_zero(rewritten) and (zero_scaled or not any(isinstance(n, ir.Sum) for n in ir.nodes(rewritten))):
         rewritten = ir.BinOp("+", rewritten, ir.Const(0.0))
     if len(terms) > 1:
         trial.fire(DISTRIBUTION)

@@ -12,6 +12,9 @@ typedef TL_FILL_REAL real;
 
 /* controlled division (000 Definition 8): 0 / b = 0 for every number b; 0 / NaN stays NaN */
 static inline real tl_cdiv(real a, real b) { return (a == 0 && b == b) ? (real)0 : a / b; }
+/* b + 0 and 0 - b, +0 where b is a zero (IEEE's; GCC 12 folds -fabs(x) + 0.0 and 0.0 - fabs(x) to -fabs(x), -0) */
+static inline real tl_zadd(real b) { return b == 0 ? (real)0 : b; }
+static inline real tl_zsub(real b) { return b == 0 ? (real)0 : (real)0 - b; }
 /* max and min that propagate NaN (⊥), as numpy's reductions do */
 static inline real tl_max(real a, real b) { return (a > b || a != a) ? a : b; }
 static inline real tl_min(real a, real b) { return (a < b || a != a) ? a : b; }
