@@ -75,3 +75,14 @@ create_collection { S(i) | i in 0..0 };
 """, lang="diderot", backend="interp")
     shown = "true" if want is True else str(want)
     assert p(**{name: value}).printed.split()["nrbs".index(name)] == shown
+
+
+def test_a_vec2_sequence_file_of_one_line_of_numbers_says_how_many_an_item_holds(tmp_path):
+    (tmp_path / "xs.txt").write_text("1 2 3 4\n")  # (the message said "holds items of sizes []")
+    p = tl.compile("""#version 2.0
+input vec2{} xs;
+strand S (int i) { output real y = 0; update { y = xs{i}[0]; stabilize; } }
+create_collection { S(i) | i in 0..0 };
+""", lang="diderot", backend="interp")
+    with pytest.raises(tl.TensorLangError, match=r"items of 1 number\(s\), not 2 \(vec2; one a line\)"):
+        p(xs=str(tmp_path / "xs.txt"))

@@ -977,7 +977,7 @@ class Runtime:
             if data.ndim == 1 and size > 1 and len(data) == size:  # one item in a 1-D file (a line of text), as Diderot's
                 data = data.reshape(size, 1)
             if int(np.prod(data.shape[:-1])) != size:  # (Diderot's: "expected 2 values per sequence element")
-                raise error("input", f"{value!r} holds items of sizes {list(data.shape[:-1])}, not of {size} numbers ({elem})")
+                raise error("input", f"{value!r} holds items of {data.size // max(1, data.shape[-1])} number(s), not {size} ({elem}; one a line)")
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 items = np.ravel(data, order="F").reshape((-1,) + tuple(elem.shape))
                 return tuple(np.array(x, dtype=np.float64) for x in items)  # (a float file: reals are doubles)
