@@ -86,3 +86,38 @@ create_collection { S(i) | i in 0..0 };
 """, lang="diderot", backend="interp")
     with pytest.raises(tl.TensorLangError, match=r"items of 1 number\(s\), not 2 \(vec2; one a line\)"):
         p(xs=str(tmp_path / "xs.txt"))
+
+
+STARTS = """#version 2.0
+input int z = 1;
+input int n = 3;
+input int k = 1;
+strand S (int i, int g) {
+  output int id = i;
+  start {
+    if (g == 0) { foreach (int j in 0..(k - 1)) { new S(1000 + 1000 * i + j, 1); } }
+    if (i == 2) { int q = 7 / z; }
+  }
+  update { stabilize; }
+}
+create_collection { S(i, 0) | i in 0..(n - 1) }
+"""
+
+
+@pytest.mark.slow
+def test_a_failed_runs_start_births_do_not_reach_the_next_run_in_c():
+    p = _prog(STARTS)
+    with pytest.raises(tl.TensorLangError, match="division by zero"):
+        p.run({"z": 0}, backend="c")
+    got = p.run({"z": 1, "n": 1}, backend="c")  # (it returned [0 1000 1000 1001 1002]: the failed run's births)
+    assert sorted(got.outputs["id"].tolist()) == sorted(p.run({"z": 1, "n": 1}, backend="interp").outputs["id"].tolist()) == [0, 1000]
+
+
+@pytest.mark.slow
+def test_start_births_are_bounded_by_this_runs_room_in_c(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", "2000000")
+    p = _prog(STARTS)
+    assert p.run({"n": 17000, "k": 0}, backend="c").stable == 17000  # (left a birth room of a few hundred strands)
+    assert p.run({"n": 10, "k": 100}, backend="c").stable == 1010  # (refused: the room the last run left)
+    with pytest.raises(tl.TensorLangError, match=r"error\[too-large\].*new made more than the [1-9]"):
+        p.run({"n": 100, "k": 300}, backend="c")  # (not bounded while the start methods ran)

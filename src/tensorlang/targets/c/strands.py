@@ -827,6 +827,8 @@ class Run:
             with self.lock:
                 self._strings()
                 err = self.ffi.new("int64_t *")
+                if self.runner.ir.births:  # (the start methods' births bounded as a step's, rev56b)
+                    self.lib.tl_set_bmax(self._birth_room())
                 self.lib.tl_begin(self.n, *self._buffers()[:-1], err, *(self._p("int64_t *", a) for a in (self.ord, self.nlive, self.rank)))
                 self._check(err)
                 self._active = int(np.count_nonzero(self.status == 0))

@@ -73,7 +73,7 @@ static void tl_starts(int64_t from, int64_t n, double *R, int64_t *I, int8_t *st
 /* after creation: the global start block, then each strand's start method in order */
 void tl_begin(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
               int64_t *err, int64_t *ord, int64_t *nlive, int64_t *rank) {
-    tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status;
+    tl_err_reset(); tl_ordp = ord; tl_nl = *nlive; tl_status = status; tl_nb = tl_bkeep = 0;  /* (none a failed run left) */
     tl_fc[0] = n; tl_fc[1] = 0; tl_fc_set = 1;  /* (the first step's counts: before the start methods, as diderotc's) */
 #if TL_GSTART
     tl_gbegin(n, R, I, status, gr, gi, img); tl_claim(0, -1);
