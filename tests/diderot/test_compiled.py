@@ -142,10 +142,10 @@ strand s (int i) {
 }
 initially [ s(i) | i in 0..2 ];
 """
-    three = program(text)  # (queries three deep: C)
+    three = program(text)  # (queries three deep: C; a strand parameter of any length too, test_strand_c_fallbacks_2)
     assert three.run({}, backend="c").outputs["x"].tolist() == [1, 8, 1] and three.executor_note is None
     p = program("""#version 2.0
-strand s (real{} xs) { output real x = 0.0; update { x = real(length(xs)) + xs{0}; print("hi\\n"); stabilize; } }
+strand s (real{} xs) { output real x = 0.0; real{}{} seen = {}; update { x = real(length(xs)) + xs{0} + real(length(seen)); print("hi\\n"); stabilize; } }
 create_collection { s({real(i), 1.0}) | i in 0..2 }
 """)
     res = p.run({})

@@ -88,10 +88,10 @@ def test_a_sequence_file_holds_row_major_items_of_the_declared_size(tmp_path, ba
             "ps": _nrrd(tmp_path / "ps.nrrd", [2, 2], [5.0, 1.0, 3.0, 7.0])}
     res = p.run(good, backend=backend)
     assert res.outputs["r"].tolist() == [[7.0, 2.0, 22.0, 0.0]]
-    for name, sizes, values, want in [("ps", [3, 2], range(6), r"sizes \[3\], not of 2"),
-                                      ("ps", [4], range(4), r"sizes \[\], not of 2"),
-                                      ("xs", [2, 3], range(6), r"sizes \[2\], not of 1"),
-                                      ("ms", [2, 3], range(6), r"sizes \[2\], not of 4")]:
+    for name, sizes, values, want in [("ps", [3, 2], range(6), r"items of 3 number\(s\), not 2"),
+                                      ("ps", [4], range(4), r"items of 1 number\(s\), not 2"),
+                                      ("xs", [2, 3], range(6), r"items of 2 number\(s\), not 1"),
+                                      ("ms", [2, 3], range(6), r"items of 2 number\(s\), not 4")]:
         bad = dict(good, **{name: _nrrd(tmp_path / "bad.nrrd", sizes, values)})
         with pytest.raises(TensorLangError, match=want) as exc:
             p.run(bad, backend=backend)
