@@ -972,7 +972,6 @@ class Runtime:
             # an NRRD of N items, NRRD axis 0 fastest: the other axes hold an item's components, row-major
             per, what = max(1, components(elem)), f"the sequence file {value!r}"
             data = _read_items(file_path(value, self.base_dir), lambda n: check_allocation(n // per, item_bytes(elem), what))
-            check_allocation(data.size // per, item_bytes(elem), what)
             size = int(np.prod(elem.shape)) if elem is not None and elem.kind == "tensor" else 1
             if data.ndim == 1 and size > 1 and len(data) == size:  # one item in a 1-D file (a line of text), as Diderot's
                 data = data.reshape(size, 1)

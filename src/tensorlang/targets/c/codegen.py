@@ -127,8 +127,9 @@ class CPrinter:
             return f"{FUNCTIONS[e.fn].c_name}{self.suffix}({self.scalar(e.arg)})"
         if isinstance(e, loops.BinOp):
             left, right = self.scalar(e.left), self.scalar(e.right)
-            if e.op in "+-" and _plus_zero(e.left) or e.op == "+" and _plus_zero(e.right):  # (GCC folds 0 - fabs(x))
-                return f"tl_z{'add' if e.op == '+' else 'sub'}({right if _plus_zero(e.left) else left})"  # tl_prelude.h
+            zero_left = e.op in "+-" and _plus_zero(e.left)
+            if zero_left or e.op == "+" and _plus_zero(e.right):  # (GCC folds 0 - fabs(x))
+                return f"tl_z{'add' if e.op == '+' else 'sub'}({right if zero_left else left})"  # tl_prelude.h
             return f"tl_cdiv({left}, {right})" if e.op == "/" else f"({left} {e.op} {right})"
         if isinstance(e, loops.Select):  # a direct sum (bounds): only the chosen case is evaluated
             text = self.scalar(e.cases[-1]) if e.bounds else _number(float("nan"), self.real)
