@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, note, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
+from tensorlang.ein import interp
 from tensorlang.ein.printer import to_text
 from tensorlang.targets.c import threshold
 from tensorlang.testing import reference
@@ -495,3 +496,23 @@ def test_zero_minus_a_value_that_is_never_minus_zero_is_plus_zero(body, backend)
     want = tl.compile(text, backend="interp")(x=x)["y"]
     got = tl.compile(text, backend=backend)(x=x)["y"]
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+
+@pytest.mark.parametrize("text", [
+    "var a : [1 1 3]\nvar b : [1 1 3]\nvar y : [3]\ny = -(a * b) . [1 2]\n",  # one term: -(+0 + a*b)
+    "in var a : [2 3]\nin var b : [2 3]\nout var y : [3]\ny[i] = -sum(k:2) a[k,i] * b[k,i]\n",  # two that cancel
+])
+@pytest.mark.parametrize("fma", [True, False])
+def test_a_negated_sum_that_is_zero_is_minus_zero_in_c(text, fma):
+    """-Σ where Σ (from +0) is 0 is -0: GCC 12 folds -fma(a, b, c) to -(a*b) - c, +0 (found by
+    test_backend_keeps_undefined_entries_float64's zero signs); the printer negates s + 0."""
+    if "c" not in tl.available_backends():
+        pytest.skip("no C compiler")
+    s = np.array([-0.5, 0.0, -0.0])
+    a, b = (s.reshape(1, 1, 3), np.array([[[0.0, -2.0, 3.0]]])) if "(a * b)" in text else (np.vstack([s, s]), np.array([[1.0] * 3, [-1.0] * 3]))
+    kernel = tl.compile(text, backend="c", fma=fma)
+    got = kernel(a=a, b=b)["y"]
+    want = interp.run(kernel.executed, {"a": a, "b": b})["y"]
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want)), (got, want)
+    assert np.all(got == 0) and np.all(np.signbit(got)), got  # the sums are +0, their negations -0

@@ -96,6 +96,7 @@ class CPrinter:
         #: what the printed code needs: "threads" (tl_threads, function() declares it), and of the source's
         #: head (print_c) "heap", "teams", "tiles", "forced" (tiles without a plain branch), "vfma", "tail", "blas"
         self.uses: set[str] = set()
+        self._acc_ops: dict[str, str] = {}  # each accumulator's reduction, as its last Init said
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
@@ -117,8 +118,9 @@ class CPrinter:
             ix = [_idx(i) for i in e.indices]
             signs = " * ".join(f"((({ix[b]}) > ({ix[a]})) - (({ix[b]}) < ({ix[a]})))" for a, b in epsilon_pairs(len(ix)))
             return f"((real)({signs}))"
-        if isinstance(e, loops.Neg):
-            return f"(-{self.scalar(e.arg)})"
+        if isinstance(e, loops.Neg):  # a sum's -(s + 0), as -s: GCC 12 folds -fma(a, b, c) (docs/c-backend.md)
+            plus = self.fma and isinstance(e.arg, loops.Acc) and self._acc_ops.get(e.arg.name) == "+"
+            return f"(-({self.scalar(e.arg)} + (real)0))" if plus else f"(-{self.scalar(e.arg)})"
         if isinstance(e, loops.Power):  # semantics.values.powers: pow(|x|, n), x's sign where n is odd
             x, f = self.scalar(e.arg), self.suffix
             magnitude = f"pow{f}(fabs{f}({x}), {_number(power_exponent(e.n), self.real)})"
@@ -173,6 +175,7 @@ class CPrinter:
                 addend = self.scalar(loops.Load(*place))
             lines.append(f"{pad}{x} = fma{self.suffix}({self.scalar(a)}, {self.scalar(b)}, {addend});")
         elif isinstance(node, loops.Init):
+            self._acc_ops[node.acc] = node.op
             lines.append(f"{pad}real {node.acc} = {_number(REDUCTIONS[node.op].identity, self.real)};")
         elif isinstance(node, loops.Update):
             value = self.scalar(node.value)
