@@ -115,7 +115,7 @@ def many_points(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)  # (an example costs about 11 s: a sanitized build)
 @given(many_points(), st.sampled_from([0, 1, 2]), st.booleans())
 def test_probe_c_is_clean_under_sanitizers(case, sort, rows):
     img, kern, order, points = case
@@ -125,7 +125,7 @@ def test_probe_c_is_clean_under_sanitizers(case, sort, rows):
 
 
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=2, deadline=None)  # (an example costs about 30 s)
 @given(cases(), st.integers(0, 2 ** 16))
 def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):
     """Past cprobe.parallel_points at 2 threads, the sort runs in parallel: each thread counts
