@@ -415,7 +415,7 @@ class Lowerer:
         v = self.expr(e.operand)
         if self.ty(e).kind == "field":
             raise Unsupported("a field as a value")
-        return V.of(v.shape, v.ty, [S.Un(e.op, x, v.ty) for x in v.flat()])
+        return V.of(v.shape, v.ty, [S.Const(-x.value, "real") if e.op == "-" and isinstance(x, S.Const) and x.ty == "real" else S.Un(e.op, x, v.ty) for x in v.flat()])  # type: ignore[operator]
 
     def e_Norm(self, e):
         t = self.ty(e.operand)
