@@ -132,7 +132,8 @@ class Renderer:
                 if _steady(y, set()) and not self._bits(y):  # (a narrow row's lanes compared in its width)
                     return f"{'!' * _NCMP[op][1]}tl_{_NCMP[op][0]}{self._bits(x)}({self.ex(x)}, {self.ex(y)})"
             a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
-            zero = e.ty == "real" and any(x == S.Const(0.0, "real") and (k, e.op, math.copysign(1.0, x.value)) in _ZERO_SUMS for k, x in enumerate((e.a, e.b)))  # type: ignore[arg-type]
+            zero = e.ty == "real" and any(y in (S.Const(0.0, "real"), S.Const(0, "int")) and (k, e.op, math.copysign(1.0, y.value)) in _ZERO_SUMS  # type: ignore[attr-defined,arg-type]
+                                          for k, x in enumerate((e.a, e.b)) for y in (x.a if isinstance(x, S.Cast) else x,))  # (real(0) too)
             if fn in _FAILING:
                 return f"{fn}({a}, {b}, {_where(e.at)})"
             return f"{fn}({a}, {b})" if fn else f"tl_z0({a} {e.op} {b})" if zero else f"({a} {e.op} {b})"

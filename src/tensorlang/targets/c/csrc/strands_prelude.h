@@ -152,9 +152,8 @@ TL_NCMP(8) TL_NCMP(16) TL_NCMP(32)
 static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }
 static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }  static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
 static inline double tl_z0(double s) { return s == 0 ? 0.0 : s; }  /* 0 - b, b + 0, b - -0 (strands.py _ZERO_SUMS): GCC 12 folds 0.0 - fabs(x) to -0 */
-static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
 static inline double tl_min(double a, double b) { return b < a ? b : a; }  static inline double tl_max(double a, double b) { return a < b ? b : a; }  /* std::min and max, as diderotc's C++: NaN only where a is */
-static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }
+static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }  static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
 /* a select whose arms are both evaluated (cheap, without side effects): no branch to mispredict
    (the ints' by a mask the C compiler cannot see through: GCC turns c ? a : b back into a jump) */
 static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
