@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 import numpy as np
 
@@ -122,7 +122,13 @@ def _as(v: V, st: str) -> V:
     return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
 
 
-_const, b = S.Const, cast(Callable[..., Any], S.Bin)  # (b: untyped, as the values it combines)
+_const = S.Const
+
+
+def b(op: str, p, q, ty: str, at: tuple[int, int] = S.NOWHERE) -> Any:
+    """``S.Bin`` (untyped, as the values it combines); a real + - * of two numbers folded, IEEE's as C's (GCC folds them, then ``0.0 - fabs(x)`` into -0 where tl_z0 saw no zero)."""
+    f = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__}.get(op) if isinstance(p, S.Const) and isinstance(q, S.Const) and ty == p.ty == q.ty == "real" else None
+    return _const(f(float(p.value), float(q.value)), "real") if f else S.Bin(op, p, q, ty, at)
 
 
 def _at(node) -> tuple[int, int]:
@@ -415,7 +421,7 @@ class Lowerer:
         v = self.expr(e.operand)
         if self.ty(e).kind == "field":
             raise Unsupported("a field as a value")
-        return V.of(v.shape, v.ty, [S.Un(e.op, x, v.ty) for x in v.flat()])
+        return V.of(v.shape, v.ty, [S.Const(-x.value, "real") if e.op == "-" and isinstance(x, S.Const) and x.ty == "real" else S.Un(e.op, x, v.ty) for x in v.flat()])  # type: ignore[operator]
 
     def e_Norm(self, e):
         t = self.ty(e.operand)

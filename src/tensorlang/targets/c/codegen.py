@@ -66,10 +66,6 @@ def _number(value: float, real: str) -> str:
     return f"((real){float(value)!r})"
 
 
-def _plus_zero(e) -> bool:
-    return isinstance(e, loops.Const) and e.value == 0 and math.copysign(1.0, e.value) > 0
-
-
 class CPrinter:
     """Print loop nests over the slots of a :class:`~.loops.LoopProgram`."""
 
@@ -129,9 +125,9 @@ class CPrinter:
             return f"{FUNCTIONS[e.fn].c_name}{self.suffix}({self.scalar(e.arg)})"
         if isinstance(e, loops.BinOp):
             left, right = self.scalar(e.left), self.scalar(e.right)
-            zero_left = e.op in "+-" and _plus_zero(e.left)
-            if zero_left or e.op == "+" and _plus_zero(e.right):  # (GCC folds 0 - fabs(x))
-                return f"tl_z{'add' if e.op == '+' else 'sub'}({right if zero_left else left})"  # tl_prelude.h
+            sl, sr = (math.copysign(1.0, x.value) if isinstance(x, loops.Const) and x.value == 0 else 0.0 for x in (e.left, e.right))
+            if e.op in "+-" and (sl > 0 or sr == (1.0 if e.op == "+" else -1.0)):  # GCC folds 0 - fabs(x), -fabs(x) - -0.0
+                return f"tl_z{'sub' if sl > 0 and e.op == '-' else 'add'}({right if sl > 0 else left})"  # tl_prelude.h
             return f"tl_cdiv({left}, {right})" if e.op == "/" else f"({left} {e.op} {right})"
         if isinstance(e, loops.Select):  # a direct sum (bounds): only the chosen case is evaluated
             text = self.scalar(e.cases[-1]) if e.bounds else _number(float("nan"), self.real)

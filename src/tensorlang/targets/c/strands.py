@@ -30,6 +30,7 @@ _WRAP = {("int", "+"): "tl_iadd", ("int", "-"): "tl_isub", ("int", "*"): "tl_imu
 #: comparisons of a narrow int with an int64, as tl_ge/gt/eq<bits> (negated: True); the operator seen from the other side
 _NCMP = {">=": ("ge", False), ">": ("gt", False), "<": ("ge", True), "<=": ("gt", True), "==": ("eq", False), "!=": ("eq", True)}
 _SWAP = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
+_ZERO_SUMS = {(0, "+", 1.0), (0, "-", 1.0), (1, "+", 1.0), (1, "-", -1.0)}  #: 0 + b, 0 - b, b + 0, b - -0: +0 where zero (tl_z0)
 #: the cffi declarations of what the runner calls (csrc/strands_api.h)
 DECLARATIONS = P.TYPEDEF + csrc.text("strands_api.h")
 
@@ -131,9 +132,11 @@ class Renderer:
                 if _steady(y, set()) and not self._bits(y):  # (a narrow row's lanes compared in its width)
                     return f"{'!' * _NCMP[op][1]}tl_{_NCMP[op][0]}{self._bits(x)}({self.ex(x)}, {self.ex(y)})"
             a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
+            zero = e.ty == "real" and any(y in (S.Const(0.0, "real"), S.Const(0, "int")) and (k, e.op, math.copysign(1.0, y.value)) in _ZERO_SUMS  # type: ignore[attr-defined,arg-type]
+                                          for k, x in enumerate((e.a, e.b)) for y in (x.a if isinstance(x, S.Cast) else x,))  # (real(0) too)
             if fn in _FAILING:
                 return f"{fn}({a}, {b}, {_where(e.at)})"
-            return f"{fn}({a}, {b})" if fn else f"({a} {e.op} {b})"
+            return f"{fn}({a}, {b})" if fn else f"tl_z0({a} {e.op} {b})" if zero else f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
             return f"tl_isub(0, {self.ex(e.a)})" if e.ty == "int" and e.op == "-" else f"({e.op}{self.ex(e.a)})"
         if isinstance(e, S.Call):
