@@ -214,3 +214,34 @@ def test_a_field_of_an_image_refuses_a_dim_it_does_not_have(dim):
         tl.field(tl.image(np.ones((4, 4))), "tent", dim=dim)
     assert caught.value.code == "input"
     assert tl.field(tl.image(np.ones((4, 4))), "tent", dim=2).dim == 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts the descriptors in /proc")
+def test_two_threads_holding_the_same_fifo_each_close_their_own(tmp_path):
+    """A review (rev57): the held descriptors were one dict for the process, so a second thread's run with the
+    same FIFO output took the first's descriptor as its own, or replaced it (then never closed)."""
+    from tensorlang.strands import nrrd_out
+
+    fifo = str(tmp_path / "f")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so that writers can open it
+    before = set(os.listdir("/proc/self/fd"))
+    inside, go = threading.Barrier(3), threading.Barrier(3)
+
+    def run():
+        with nrrd_out.fifos_opened([("o", fifo)]):
+            inside.wait(5)
+            go.wait(5)
+            os.close(nrrd_out.open_nonblocking(fifo, os.O_WRONLY))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait(5)
+    held = dict(nrrd_out._HELD)
+    go.wait(5)
+    for t in threads:
+        t.join(5)
+    assert len(held) == 2 and len(set(held.values())) == 2, held  # each run holds its own
+    assert not nrrd_out._HELD and set(os.listdir("/proc/self/fd")) == before  # none left open
+    os.close(reader)

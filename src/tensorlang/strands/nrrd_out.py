@@ -8,6 +8,7 @@ import contextlib
 import errno
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -129,8 +130,8 @@ class _Out:
         self.name, self.kind, self.shape, self.type = name, kind, shape, type_
 
 
-#: FIFOs opened for writing before a run (path -> descriptor): :func:`open_nonblocking` takes them
-_HELD: dict[str, int] = {}
+#: FIFOs opened for writing before a run ((its thread, path) -> descriptor): :func:`open_nonblocking` takes them
+_HELD: dict[tuple[int, str], int] = {}
 
 
 @contextlib.contextmanager
@@ -144,18 +145,18 @@ def fifos_opened(targets):
                 held.update({path: open_nonblocking(path, os.O_WRONLY)} if path not in held and Path(path).is_fifo() else {})
             except OSError as exc:
                 raise error("input", f"cannot write {what} to {path!r}: {exc.strerror or exc}") from None
-        _HELD.update(held)
+        _HELD.update({(threading.get_ident(), path): fd for path, fd in held.items()})
         yield
     finally:
         for path, fd in held.items():
-            if _HELD.get(path) == fd:
-                os.close(_HELD.pop(path))
+            if _HELD.get(key := (threading.get_ident(), path)) == fd:
+                os.close(_HELD.pop(key))
 
 
 def open_nonblocking(path: str, flags: int) -> int:
     """An ``opener`` for :func:`open` that waits at most 2 s for a FIFO's reader (a plain open waits forever);
     a FIFO :func:`fifos_opened` holds, at once."""
-    if (fd := _HELD.pop(path, None)) is not None:
+    if (fd := _HELD.pop((threading.get_ident(), path), None)) is not None:
         return fd
     for _ in range(100):  # 100 x 20 ms for a reader started beside us: ``cat fifo & tensorlang ... -o fifo``
         try:
