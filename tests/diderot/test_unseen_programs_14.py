@@ -64,3 +64,62 @@ def test_a_power_of_a_field_is_the_power_of_its_value_by_repeated_squaring(backe
         assert list(g3[k]) == [3 * _ipow(float(f[k]), 2) * float(x) for x in g[k]]
     # the points are ones where pow rounds otherwise: the test can fail
     assert any(math.pow(float(x), n) != _ipow(float(x), n) for x in f for n in (3, 5, 7))
+
+
+_MIXED = """#version 2.0
+input vec3 a = [1.5, -2.0, 0.25];
+mat3 m = [[1, 2, 0], [0, -1, 3], [2, 0.5, 1]];
+strand s (int k) {
+  output vec3 c = zeros[3];
+  output mat3 d = zeros[3, 3];
+  output real pr = 0;
+  output vec2 iq = [0, 0];
+  output real x2 = 0;
+  update {
+    tensor[3,3,3] t = a ⊗ m;
+    tensor[3,3,3] u = m ⊗ a;
+    c = t : m + u : transpose(m);
+    d = t • a - a • u + transpose(t[:, 1, :]);
+    real r = real(k) + 0.5;
+    pr = -a • a * r - r * a • a / 2 - -r ^ 2 + 2 ^ 3 ^ 2 / 1000;
+    int n = -7 + k;
+    int w = n;
+    w /= 2;
+    w %= 3;
+    w *= -4;
+    iq = [real(n / (k - 5)), real(w)];
+    x2 = [a[0], a[1]] × [r, 1];
+    stabilize;
+  }
+}
+create_collection { s(k) | k in 0..4 }
+"""
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C's int division, truncating toward zero (and its remainder's sign follows a)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_third_order_tensors_int_compound_ops_and_precedence_agree_with_diderotc(backend):
+    """Agreed with diderotc's executable when written (kinds of program not in earlier rounds): ``⊗ • :`` of third-order
+    tensors and their slices, ``/=`` ``%=`` ``*=`` of negative ints (truncating, C's remainder), ``-r ^ 2`` as
+    ``-(r^2)``, ``^`` right-associative, ``•`` and ``*`` left to right, and ``×`` of 2-vectors."""
+    res = strands(check(parse_program(_MIXED))).run({}, backend=backend)
+    a = np.array([1.5, -2.0, 0.25])
+    m = np.array([[1, 2, 0], [0, -1, 3], [2, 0.5, 1]])
+    t, u = np.multiply.outer(a, m), np.multiply.outer(m, a)
+    want_c = np.tensordot(t, m, 2) + np.tensordot(u, m.T, 2)
+    want_d = np.tensordot(t, a, 1) - np.tensordot(a, u, 1) + t[:, 1, :].T
+    for k in range(5):
+        r, n = k + 0.5, -7 + k
+        w = _cdiv(n, 2)
+        w = w - 3 * _cdiv(w, 3)
+        w *= -4
+        np.testing.assert_allclose(res.outputs["c"][k], want_c, rtol=1e-12)
+        np.testing.assert_allclose(res.outputs["d"][k], want_d, rtol=1e-12)
+        assert res.outputs["pr"][k] == pytest.approx(-(a @ a) * r - r * (a @ a) / 2 + r * r + 512 / 1000, rel=1e-12)
+        assert list(res.outputs["iq"][k]) == [_cdiv(n, k - 5), w]
+        assert res.outputs["x2"][k] == pytest.approx(a[0] * 1 - a[1] * r, rel=1e-12)
