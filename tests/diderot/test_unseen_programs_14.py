@@ -123,3 +123,56 @@ def test_third_order_tensors_int_compound_ops_and_precedence_agree_with_diderotc
         assert res.outputs["pr"][k] == pytest.approx(-(a @ a) * r - r * (a @ a) / 2 + r * r + 512 / 1000, rel=1e-12)
         assert list(res.outputs["iq"][k]) == [_cdiv(n, k - 5), w]
         assert res.outputs["x2"][k] == pytest.approx(a[0] * 1 - a[1] * r, rel=1e-12)
+
+
+def _wrap64(v: int) -> int:
+    return ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+_INT_REDUCTIONS = """#version 2.0
+strand s (int i) {
+  output int small = product { j + i | j in 1..3 } + sum { j | j in 0..i };
+  update {
+    print(product { j + 100000 * i | j in 1..4 }, " ", sum { j * 4000000000000000007 | j in 0..i }, "\\n");
+    stabilize;
+  }
+}
+create_collection { s(i) | i in 0..3 }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_sum_and_product_reductions_wrap_at_64_bits(backend):
+    """``product { j + 100000 * i | j in 1..4 }`` (about 10^20) was a Python int past int64 in the interpreter:
+    error[internal] (OverflowError) where the strand's state was stored. A reduction's int sum and product wrap
+    now, as each ``+`` and ``*`` of ints does, and as the C executor computed them."""
+    import math
+
+    res = strands(check(parse_program(_INT_REDUCTIONS))).run({}, backend=backend)
+    want = [f"{_wrap64(math.prod(j + 100000 * i for j in range(1, 5)))} "
+            f"{_wrap64(sum(j * 4000000000000000007 for j in range(i + 1)))}" for i in range(4)]
+    assert res.printed.splitlines() == want
+    assert list(res.outputs["small"]) == [math.prod(j + i for j in range(1, 4)) + i * (i + 1) // 2 for i in range(4)]
+
+
+@pytest.mark.parametrize("call", ["det(M)", "inv(M)[0, 0]", "det(G)(p)", "inv(G)(p)[0, 0]"])
+def test_det_and_inv_of_a_4x4_matrix_are_refused_as_diderotc_refuses_them(call):
+    """``det`` of a ``tensor[4,4]`` took the determinant of its leading 3×3 block (16 for ``2 * identity[4]``,
+    silently) and ``inv`` of one stopped with error[internal] (a reshape); diderotc has them for 2×2 and 3×3
+    matrices only ("unable to resolve overloaded operator 'det'"). Both are error[shape] now, of fields too."""
+    from tensorlang.errors import TensorLangError
+
+    text = f"""#version 2.0
+input image(2)[] img = load_image("img2.nrrd");
+field#1(2)[4,4] G = identity[4] * (ctmr ⊛ img);
+strand s (int k) {{
+  tensor[4,4] M = identity[4] * 2.0;
+  vec2 p = [0, 0];
+  output real d = {call};
+  update {{ stabilize; }}
+}}
+create_collection {{ s(k) | k in 0..0 }}
+"""
+    with pytest.raises(TensorLangError) as err:
+        check(parse_program(text))
+    assert err.value.code == "shape" and ("det" in str(err.value) or "inv" in str(err.value))
