@@ -3,8 +3,9 @@ third-order tensors with ``⊗ • :`` and slices, int division and ``%=``/``/=`
 halves, printing of ∞, NaN and -0, reductions over strands, ``det``/``inv``/``evals``/``evecs``, ``×`` of 2- and
 3-vectors, conditional expressions, start/update/stabilize methods with ``new`` and ``die``, vector, matrix and 3-D
 fields, sequences, shadowed names, operator precedence, ``^`` of negative exponents and of fields.  All agreed with
-diderotc's executables but ``F^n`` of a scalar field (fixed: below); the expected values are computed here
-(diderotc is not run by the tests)."""
+diderotc's executables but ``F^n`` of a scalar field; int ``sum``/``product`` reductions past 64 bits and ``det``/``inv``
+of 4×4 matrices failed inside tensorlang (all three fixed: below). The expected values are computed here (diderotc is
+not run by the tests)."""
 
 from __future__ import annotations
 
