@@ -166,10 +166,10 @@ def _clamp(args: list[Ty]) -> Ty | None:
     return None
 
 
-def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
-    """A function of a square matrix; with ``fields``, also of a field of square matrices
-    (then a field of the result, as smooth)."""
-    if len(args) != 1 or len(args[0].shape) != 2 or args[0].shape[0] != args[0].shape[1]:
+def _square(args: list[Ty], result, fields: bool = False, sizes: tuple[int, ...] = ()) -> Ty | None:
+    """A function of a square matrix (of a size in ``sizes`` where given: diderotc's det and inv are of 2×2 and 3×3
+    ones); with ``fields``, also of a field of square matrices (then a field of the result, as smooth)."""
+    if len(args) != 1 or len(args[0].shape) != 2 or args[0].shape[0] != args[0].shape[1] or sizes and args[0].shape[0] not in sizes:
         return None
     t = args[0]
     if t.kind == "tensor":
@@ -195,8 +195,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)) if a[-1:] and a[0].shape in ((2, 2), (3, 3)) else None,
     "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)) if a[-1:] and a[0].shape in ((2, 2), (3, 3)) else None,
-    "inv": lambda a: _real_or_field_fn(a) or _square(a, lambda n: tensor(n, n), fields=True),
-    "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
+    "inv": lambda a: _real_or_field_fn(a) or _square(a, lambda n: tensor(n, n), fields=True, sizes=(2, 3)),
+    "det": lambda a: _square(a, lambda n: REAL, fields=True, sizes=(2, 3)), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": lambda a: Ty(a[0].kind, a[0].shape[::-1], a[0].dim, a[0].k)
     if len(a) == 1 and a[0].kind in ("tensor", "field") and len(a[0].shape) == 2 else None,
     "modulate": lambda a: (binary("+", *a) if "field" in (a[0].kind, a[1].kind) else a[0] if a[0] == a[1] and a[0].kind == "tensor" else None) if len(a) == 2 and a[0].shape and a[0].shape == a[1].shape else None,  # (of fields: a field, as a + b)

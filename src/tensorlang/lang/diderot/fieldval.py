@@ -284,9 +284,7 @@ BILINEAR: dict[str, Callable] = {
 def _scale(v, c, op):
     """A field's value (or derivative) ``v`` times (or over) a constant ``c``."""
     c = _arr(c)
-    if op == "/":
-        return v / c
-    return v * c if c.ndim == 0 else np.multiply.outer(c, v)
+    return v / c if op == "/" else v * c if c.ndim == 0 else np.multiply.outer(c, v)
 
 
 def _mul(va, vb):
@@ -322,10 +320,13 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
 
 
 def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
-    """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field."""
+    """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field: each power squared as ``x^n``
+    of a real is (``(F^3)(p)`` is ``F(p)^3`` to the bit, as in Diderot's executables, where ``pow`` can be an ulp off)."""
+    def ipow(v, m: int):  # v^m (m >= 0) squared by m's bits from the highest, as x^n of a real (Diderot's intPow)
+        return functools.reduce(lambda r, bit: r * r * v if bit == "1" else r * r, bin(m)[2:], 1.0)
     def term(k: int) -> Callable:
-        c = math.prod(range(n - k + 1, n + 1))  # n (n-1) ... (n-k+1)
-        return lambda v: c * np.power(v, float(n - k)) if c else np.zeros_like(v)
+        c, m = math.prod(range(n - k + 1, n + 1)), n - k  # n (n-1) ... (n-k+1), and x^m
+        return lambda v: (c * ipow(v, m) if m >= 0 else c * np.divide(1.0, ipow(v, -m))) if c else np.zeros_like(v)
     return term(0), term(1), term(2), term(3)
 
 

@@ -373,8 +373,8 @@ class Compiler:
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
         empty, step = EMPTY_BOUND["int" if bty.kind == "int" else "real"].get(name, 0), (lambda a, v: v if a < v else a) if name == "max" else (lambda a, v: v if v < a else a)  # of none; std::max, min
         reduce: Callable[[list], Any] = {  # a real max or min folds from ∓∞, as Diderot's, which passes over NaNs
-            "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
-            "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan, **dict.fromkeys(("max", "min"), lambda vs: functools.reduce(step, vs, empty if bty.kind != "int" or not vs else vs[0]))}[name]
+            "sum": lambda vs: wrap64(sum(vs, 0)) if bty.kind == "int" else sum(vs, zero), "all": all, "exists": any,  # (ints wrap)
+            "product": lambda vs: wrap64(math.prod(vs)) if bty.kind == "int" else math.prod(vs), "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan, **dict.fromkeys(("max", "min"), lambda vs: functools.reduce(step, vs, empty if bty.kind != "int" or not vs else vs[0]))}[name]
         return lambda fr: reduce(_each(fr, var, items(fr), body))
 
     def e_Index(self, e):
