@@ -28,6 +28,7 @@ def _size_and_calls(root, scopes, fields) -> tuple[int, list[str]]:
 #: The most components one value may have: a tensor, or a sequence of fixed length
 #: (Diderot's tensors are small; ``tensor[10000,10000]`` per strand is 800 MB each).
 MAX_COMPONENTS = 1 << 16
+MAX_AXES, _AXES = 32, "{} axes (a tensor's order plus its sequence dimensions; a grid's iterators): at most 32"  # (a grid's outputs hold both; numpy: 64)
 
 
 def _count(dims) -> int:
@@ -36,11 +37,14 @@ def _count(dims) -> int:
 
 def check_written_sizes(program) -> None:
     """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more than
-    :data:`MAX_COMPONENTS` components (before the checker builds them), and an int literal past 64 bits."""
+    :data:`MAX_COMPONENTS` components (before the checker builds them), and an int literal past 64 bits (and :data:`MAX_AXES`)."""
     for node in A.walk(program):
         if isinstance(node, A.Num) and node.is_int and not 0 <= node.value < 1 << 63:
             raise error("too-large", f"the integer {node.value} does not fit in 64 bits (ints are 64-bit: "
                         "at most 2^63-1; write -2^63 as -9223372036854775807 - 1)", node.span)
+        if (axes := len(node.iters) if isinstance(node, A.Create) and node.grid else len(node.shape) + len(node.seq or ())
+                if isinstance(node, A.TypeSyn) else 0) > MAX_AXES:
+            raise error("too-large", ("a grid of " if isinstance(node, A.Create) else "a type of ") + _AXES.format(axes), node.span)
         if isinstance(node, A.TypeSyn) and node.kind not in ("image", "field", "kernel"):
             n = _count((*node.shape, *(node.seq or ())))
         elif isinstance(node, (A.Zeros, A.Nan)):
@@ -57,6 +61,8 @@ def check_written_sizes(program) -> None:
 def check_sizes(checked) -> None:
     """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS` components."""
     for ty in checked.types.values():
+        if axes(ty) > MAX_AXES:
+            raise error("too-large", f"a value of type {ty} has " + _AXES.format(axes(ty)))
         n = components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
         if n > MAX_COMPONENTS:
             raise error("too-large", f"a value of type {ty} has {shown_count(n)} components: at most {MAX_COMPONENTS:,} "
@@ -126,11 +132,11 @@ MAX_C_PLAN = 1_000_000
 
 
 def components(ty) -> int:
-    if ty is None:
-        return 1
-    if ty.kind == "seq":
-        return (ty.n or 1) * components(ty.elem)
-    return math.prod(ty.shape)
+    return 1 if ty is None else (ty.n or 1) * components(ty.elem) if ty.kind == "seq" else math.prod(ty.shape)
+
+
+def axes(ty) -> int:
+    return 0 if ty is None else 1 + axes(ty.elem) if ty.kind == "seq" else len(ty.shape)
 
 
 def item_bytes(ty) -> int:

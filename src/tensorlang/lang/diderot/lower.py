@@ -19,6 +19,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
 from . import fieldval as FV
+from .bounds import MAX_C_PLAN, c_plan_limit, recursive_functions
 from .check import Checked, bulk_synchronous, dropped_globals, permuted
 from .types import EMPTY_BOUND, Ty, elem, from_syntax
 
@@ -562,8 +563,8 @@ class Lowerer:
 
     def inline(self, name: str, e) -> Any:
         decl = self.c.functions[name]
-        if self.depth > 12:
-            raise Unsupported(f"recursion in function {name}")
+        if self.depth > 12:  # (a recursive function's calls would be inlined without end; a chain of calls may stop here too)
+            raise Unsupported(("recursion in function {}" if name in recursive_functions(self.c) else "function calls nested more than 12 deep (function {})").format(name))
         args = [self.field(a) if self.ty(a).kind == "field" else self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
         with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):  # (ret, where: restored)
@@ -1434,7 +1435,6 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     cached = checked.__dict__.get("_strand_plan")
     if cached is not None:
         return cached
-    from .bounds import MAX_C_PLAN, c_plan_limit
     ir: S.StrandIR | None = None
     why = None
     try:
