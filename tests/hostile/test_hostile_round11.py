@@ -92,3 +92,22 @@ def test_a_long_chain_of_calls_is_not_called_recursion():
     with pytest.raises(TensorLangError) as info:
         rec.run({}, backend="c")
     assert "recursion in function f" in str(info.value)
+
+
+def test_an_empty_or_missing_file_name_for_a_sequence_or_image_says_which(tmp_path, capsys):
+    """hostile11: ``-q ""`` for a ``real{}`` said "cannot read image '/the/program/folder/'" (the empty name
+    joined to the program's folder), a missing sequence file "cannot read image ...": each says what it is."""
+    prog = tmp_path / "q.diderot"
+    prog.write_text("#version 1.0\ninput real{} q;\ninput image(1)[] img;\n"
+                    "strand s (int i) { output real o = 0.0; update { o = q{0}; stabilize; } }\n"
+                    "initially [ s(i) | i in 0..0 ];\n")
+    np.save(tmp_path / "x.npy", np.zeros(5))
+    from tensorlang.cli import main
+
+    cases = {("-q", "", "-img", "x.npy"): "the name of the sequence file is empty",
+             ("-q", "missing.txt", "-img", "x.npy"): "cannot read sequence file",
+             ("-q", "x.npy", "-img", ""): "the name of the image file is empty"}
+    for args, want in cases.items():
+        assert main(["run", str(prog), *args]) != 0
+        err = capsys.readouterr().err
+        assert want in err and str(tmp_path) + "/'" not in err and "Traceback" not in err, err

@@ -20,7 +20,7 @@ def folder_of(filename: str) -> str | None:
 
 def file_path(path: str, folder: str | None) -> str:
     """A program's file ``path``: in the program's ``folder`` where it is there (or nowhere), else as given."""
-    if folder and not os.path.isabs(path):
+    if folder and path and not os.path.isabs(path):  # ("" stays "": no file, not the folder)
         candidate = os.path.join(folder, path)
         if os.path.exists(candidate) or not os.path.exists(path):
             return candidate

@@ -281,6 +281,8 @@ def load(path, dim: int | None = None, world=None) -> Image:
         raise error("input", f"an image file is a path, got {type(path).__name__}") from None
     if isinstance(name, bytes):
         name = os.fsdecode(name)
+    if not name:
+        raise error("input", "the name of the image file is empty")
     suffix = os.path.splitext(name)[1].lower()
     if suffix == ".npy":
         return image(_load_npy(name), dim, world)
@@ -371,15 +373,15 @@ def _padded(img: Image) -> Image:
     return _kept(Image(view, 3, img.world, img.name), {})
 
 
-def _regular_file(name: str) -> int:
+def _regular_file(name: str, what: str = "image file") -> int:
     """The size of file ``name``; error[input] unless it is a regular file (reading a FIFO
     or a device could block for ever or never end)."""
     try:
         info = os.stat(name)
     except (OSError, ValueError) as exc:
-        raise error("input", f"cannot read image {name!r}: {exc}") from None
+        raise error("input", f"cannot read {what} {name!r}: {exc}" if name else f"the name of the {what} is empty") from None
     if not stat.S_ISREG(info.st_mode):
-        raise error("input", f"cannot read image {name!r}: it is not a regular file")
+        raise error("input", f"cannot read {what} {name!r}: it is not a regular file")
     return info.st_size
 
 

@@ -360,7 +360,7 @@ class StrandRun(Unpicklable):
 
 def _found(path: str, base_dirs: Sequence[str]) -> str:
     """``path`` where it is there (or absolute), else in the first of ``base_dirs`` that has it."""
-    found = (os.path.join(b, path) for b in base_dirs if not os.path.isabs(path) and not os.path.exists(path))
+    found = (os.path.join(b, path) for b in base_dirs if path and not os.path.isabs(path) and not os.path.exists(path))
     return next((p for p in found if os.path.exists(p)), path)
 
 

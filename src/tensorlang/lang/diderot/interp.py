@@ -1152,7 +1152,7 @@ def _read_items(path: str, bound: Callable[[int], object]) -> np.ndarray:
     try:
         if path.lower().endswith(".npy"):
             return np.asarray(_load_npy(path, bound), dtype=np.float64).T
-        size = _regular_file(path)
+        size = _regular_file(path, "sequence file")
         with open(path, "rb") as f:  # (once: its first bytes say what it is)
             text = f.read(4)
             text += f.read(MAX_TEXT_BYTES + 1 - len(text)) if text != b"NRRD" and size <= MAX_TEXT_BYTES else b""
