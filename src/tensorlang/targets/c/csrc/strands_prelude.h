@@ -30,7 +30,9 @@ static inline void tl_fail(int64_t code, int64_t at) {
 static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 static int64_t tl_fc[2]; static int tl_fc_set;  /* a permuted run's counts (active, stable) at the step's start (driver.c) */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
-static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }  static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }  static inline int64_t tl_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t tl_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 static inline int64_t tl_idiv(int64_t a, int64_t b, int64_t at) {
     if (b == 0) { tl_fail(1, at); return 0; }
     return b == -1 ? tl_isub(0, a) : a / b;
@@ -148,10 +150,14 @@ static int64_t tl_ar_gkeep(int64_t k, int64_t b, int64_t n, int64_t c, int64_t a
     static inline int tl_gt##B(int##B##_t a, int64_t b) { return (a > tl_nc##B(b)) | (b < INT##B##_MIN); } \
     static inline int tl_eq##B(int##B##_t a, int64_t b) { return (a == (int##B##_t)b) & (b == (int##B##_t)b); }
 TL_NCMP(8) TL_NCMP(16) TL_NCMP(32)
-static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }  static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }  static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }
+static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
+static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
 static inline double tl_z0(double s) { return s == 0 ? 0.0 : s; }  /* 0 - b, b + 0, b - -0 (strands.py _ZERO_SUMS): GCC 12 folds 0.0 - fabs(x) to -0 */
-static inline double tl_min(double a, double b) { return b < a ? b : a; }  static inline double tl_max(double a, double b) { return a < b ? b : a; }  /* std::min and max, as diderotc's C++: NaN only where a is */
-static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }  static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
+static inline double tl_min(double a, double b) { return b < a ? b : a; }  /* std::min and max, as diderotc's C++: NaN only where a is */
+static inline double tl_max(double a, double b) { return a < b ? b : a; }
+static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }
 /* a select whose arms are both evaluated (cheap, without side effects): no branch to mispredict
    (the ints' by a mask the C compiler cannot see through: GCC turns c ? a : b back into a jump) */
 static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
@@ -237,15 +243,19 @@ TL_WIDE static void tl_count(const int8_t *status, int64_t n, int64_t *active, i
     }
     *active = a; *dead = d;
 }
-static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }  static inline double tl_pow(double a, double b) { return pow(a, b); }  static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
-/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter (the leading zero bits square 1.0, exactly 1.0: skipped) */
+static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+static inline double tl_pow(double a, double b) { return pow(a, b); }
+static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
+/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter
+   (the leading zero bits square 1.0, exactly 1.0: skipped) */
 static inline double tl_ipow(double a, int64_t n) {
     uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n, bit = (uint64_t)1 << 63; double r = 1.0;
     for (; bit > m; bit >>= 1) ;
     for (; bit; bit >>= 1) { r = r * r; if (m & bit) r = r * a; }
     return n < 0 ? tl_div(1.0, r) : r;
 }
-static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }  static inline double tl_nrm(double x, double n) { return x * (1 / n); }  /* normalize: Diderot's reciprocal */
+static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
+static inline double tl_nrm(double x, double n) { return x * (1 / n); }  /* normalize: Diderot's reciprocal */
 static char *tl_pbuf; static size_t tl_plen, tl_pcap;
 static void tl_pput(const char *s, size_t n) {
     if (tl_plen + n + 1 > tl_pcap) {
