@@ -449,7 +449,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"compiled strands": 5704, "diderot": 4210, "structure": 3922, "schedule+loops": 4017, "targets": 5276, "fields": 2554, "surface": 3794, "strands": 1060}
+CEILINGS = {"compiled strands": 5704, "diderot": 4207, "structure": 3922, "schedule+loops": 4017, "targets": 5276, "fields": 2554, "surface": 3794, "strands": 1060}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -319,11 +319,15 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
 }
 
 
+def ipow(v, m: int):
+    """v^m (an int m >= 0; v a real or an array) squared by m's bits from the highest, as Diderot's executables'
+    intPow (tl_ipow): 0.3^3 is 0.3*0.3*0.3 = 0.027, where pow gives 0.026999999999999996."""
+    return functools.reduce(lambda r, bit: r * r * v if bit == "1" else r * r, bin(m)[2:], 1.0)
+
+
 def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
     """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field: each power squared as ``x^n``
     of a real is (``(F^3)(p)`` is ``F(p)^3`` to the bit, as in Diderot's executables, where ``pow`` can be an ulp off)."""
-    def ipow(v, m: int):  # v^m (m >= 0) squared by m's bits from the highest, as x^n of a real (Diderot's intPow)
-        return functools.reduce(lambda r, bit: r * r * v if bit == "1" else r * r, bin(m)[2:], 1.0)
     def term(k: int) -> Callable:
         c, m = math.prod(range(n - k + 1, n + 1)), n - k  # n (n-1) ... (n-k+1), and x^m
         return lambda v: (c * ipow(v, m) if m >= 0 else c * np.divide(1.0, ipow(v, -m))) if c else np.zeros_like(v)

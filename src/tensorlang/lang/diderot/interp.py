@@ -620,15 +620,8 @@ def _pow(a, b):
 
 
 def _ipow(a, n: int) -> float:
-    """x^n for an int n by repeated squaring, as Diderot's executables compute it (so
-    0.3^3 is 0.3*0.3*0.3 = 0.027, where pow gives 0.026999999999999996)."""
-    if n < 0:
-        return _div(1.0, _ipow(a, -n))
-    if n == 0:
-        return 1.0
-    h = _ipow(a, n // 2)
-    r = h * h  # (floats overflow to inf)
-    return r * float(a) if n % 2 else r
+    """x^n for an int n by repeated squaring, as Diderot's executables compute it (:func:`.fieldval.ipow`)."""
+    return _div(1.0, FV.ipow(float(a), -n)) if n < 0 else FV.ipow(float(a), n)
 
 
 def _norm(v) -> float:
